@@ -1,0 +1,15 @@
+# Sets CMAKE_CUDA_ARCHITECTURES from the first GPU nvidia-smi reports, or to 90 without one.
+set(_labs_arch "90")
+find_program(_labs_nvidia_smi nvidia-smi)
+if(_labs_nvidia_smi)
+  execute_process(COMMAND "${_labs_nvidia_smi}" --query-gpu=compute_cap --format=csv,noheader
+                  OUTPUT_VARIABLE _labs_cc RESULT_VARIABLE _labs_rc ERROR_QUIET TIMEOUT 20)
+  if(_labs_rc EQUAL 0 AND _labs_cc MATCHES "^([0-9]+)\\.([0-9]+)")
+    set(_labs_arch "${CMAKE_MATCH_1}${CMAKE_MATCH_2}")
+    message(STATUS "CUDA architecture from this machine's GPU: ${_labs_arch}")
+  endif()
+endif()
+if(_labs_arch STREQUAL "90" AND NOT _labs_cc)
+  message(STATUS "No GPU seen by nvidia-smi: building for sm_90 (set CMAKE_CUDA_ARCHITECTURES to change)")
+endif()
+set(CMAKE_CUDA_ARCHITECTURES "${_labs_arch}" CACHE STRING "CUDA architectures to build for")

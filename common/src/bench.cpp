@@ -1,0 +1,73 @@
+#include "labkit/bench.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "labkit/cuda_check.hpp"
+#include "labkit/gpu.hpp"
+
+namespace labkit {
+
+EventTimer::EventTimer(cudaStream_t stream) : stream_(stream) {
+  CUDA_CHECK(cudaEventCreate(&start_));
+  CUDA_CHECK(cudaEventCreate(&stop_));
+}
+
+EventTimer::~EventTimer() {
+  if (start_ != nullptr) cudaEventDestroy(start_);
+  if (stop_ != nullptr) cudaEventDestroy(stop_);
+}
+
+double EventTimer::time_ms(const std::function<void()>& work) {
+  CUDA_CHECK(cudaEventRecord(start_, stream_));
+  work();
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaEventRecord(stop_, stream_));
+  CUDA_CHECK(cudaEventSynchronize(stop_));
+  float ms = 0.0f;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+L2Flusher::L2Flusher()
+    : scratch_(std::max<size_t>(2 * gpu_status().l2_bytes, size_t{8} << 20) / sizeof(int)) {}
+
+void L2Flusher::flush(cudaStream_t stream) {
+  CUDA_CHECK(cudaMemsetAsync(scratch_.get(), 0x5A, scratch_.bytes(), stream));
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("median of no values");
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double relative_iqr(std::vector<double> values) {
+  if (values.size() < 4) return 0.0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const double q1 = values[n / 4], q3 = values[(3 * n) / 4];
+  const double mid = median(values);
+  return mid > 0 ? (q3 - q1) / mid : 0.0;
+}
+
+PairTimes time_interleaved(cudaStream_t stream, const std::function<void()>& student,
+                           const std::function<void()>& baseline,
+                           const std::function<void()>& before_each, int warmup, int iterations,
+                           L2Flusher* flusher) {
+  EventTimer timer(stream);
+  PairTimes out;
+  for (int i = 0; i < warmup + iterations; ++i) {
+    for (int which = 0; which < 2; ++which) {
+      if (which == 0 && before_each) before_each();  // e.g. re-poison the student output
+      if (flusher != nullptr) flusher->flush(stream);
+      const double ms = timer.time_ms(which == 0 ? student : baseline);
+      if (i < warmup) continue;
+      (which == 0 ? out.student_ms : out.baseline_ms).push_back(ms);
+    }
+  }
+  return out;
+}
+
+}  // namespace labkit

@@ -1,0 +1,128 @@
+#include "labkit/matmul.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit {
+
+std::vector<double> matmul_reference(const std::vector<float>& A, const std::vector<float>& B,
+                                     int M, int N, int K, std::vector<double>* abs_product) {
+  const size_t m = M, n = N, k = K;
+  std::vector<double> C(m * n, 0.0);
+  if (abs_product != nullptr) abs_product->assign(m * n, 0.0);
+  std::vector<double> brow(n), babs(n);
+  for (size_t i = 0; i < m; ++i) {
+    double* c = &C[i * n];
+    double* cabs = abs_product != nullptr ? &(*abs_product)[i * n] : nullptr;
+    for (size_t p = 0; p < k; ++p) {
+      const double a = A[i * k + p];
+      const float* b = &B[p * n];
+      for (size_t j = 0; j < n; ++j) c[j] += a * static_cast<double>(b[j]);
+      if (cabs != nullptr) {
+        const double aa = std::fabs(a);
+        for (size_t j = 0; j < n; ++j) cabs[j] += aa * std::fabs(static_cast<double>(b[j]));
+      }
+    }
+  }
+  return C;
+}
+
+std::vector<double> matmul_bounds(const std::vector<double>& abs_product, int K, double c) {
+  const double scale = c * std::sqrt(static_cast<double>(K)) * std::ldexp(1.0, -24);
+  std::vector<double> bound(abs_product.size());
+  for (size_t i = 0; i < bound.size(); ++i) bound[i] = scale * abs_product[i];
+  return bound;
+}
+
+std::string shape_label(int M, int N, int K) {
+  std::ostringstream os;
+  os << "M" << M << "_N" << N << "_K" << K;
+  return os.str();
+}
+
+namespace {
+
+std::string where(const std::string& name, const MatmulCase& c, int call) {
+  std::ostringstream os;
+  os << name << " on M=" << c.M << " N=" << c.N << " K=" << c.K;
+  if (c.calls > 1) os << " (call " << call + 1 << " of " << c.calls << ", fresh inputs each)";
+  os << " [seed " << c.seed << "]";
+  return os.str();
+}
+
+}  // namespace
+
+::testing::AssertionResult check_matmul(MatmulLauncher fn, const std::string& name,
+                                        const MatmulCase& c) {
+  const size_t a_count = static_cast<size_t>(c.M) * c.K;
+  const size_t b_count = static_cast<size_t>(c.K) * c.N;
+  const size_t c_count = static_cast<size_t>(c.M) * c.N;
+
+  cudaStream_t stream = nullptr;
+  CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } stream_guard{stream};
+
+  GuardedBuffer<float> dA(a_count), dB(b_count), dC(c_count);
+  for (int call = 0; call < c.calls; ++call) {
+    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
+    const std::vector<float> A = random_floats(a_count, mix_seed(seed, 1));
+    const std::vector<float> B = random_floats(b_count, mix_seed(seed, 2));
+    dA.upload(A);
+    dB.upload(B);
+    dC.poison();
+
+    fn(dA.get(), dB.get(), dC.get(), c.M, c.N, c.K, stream);
+    const cudaError_t launch = cudaGetLastError();
+    if (launch != cudaSuccess) {
+      return ::testing::AssertionFailure()
+             << where(name, c, call) << ": the launch failed: " << describe(launch)
+             << "\n  check the grid and block shape your launcher computes for this size "
+             << "(at most 1024 threads per block, every grid dimension >= 1, grid.y and grid.z "
+             << "<= 65535)";
+    }
+    const cudaError_t run = cudaStreamSynchronize(stream);
+    if (run != cudaSuccess) {
+      return ::testing::AssertionFailure()
+             << where(name, c, call) << ": the kernel failed while running: " << describe(run)
+             << "\n  an illegal address usually means an index past the end of A, B or C "
+             << "(bounds guard, row/col mix-up, K loop bounds)";
+    }
+    const cudaError_t device_sync = cudaDeviceSynchronize();  // work left on other streams
+    if (device_sync != cudaSuccess) {
+      return ::testing::AssertionFailure()
+             << where(name, c, call) << ": the device reported an error: " << describe(device_sync);
+    }
+
+    std::vector<double> abs_product;
+    const std::vector<double> ref = matmul_reference(A, B, c.M, c.N, c.K, &abs_product);
+    const CompareResult result =
+        compare_matrix(dC.download(), ref, matmul_bounds(abs_product, c.K), c.M, c.N);
+    const std::string guards = describe_guards(dC.check_guards(), "C", c.M, c.N);
+    const std::string a_guards = describe_guards(dA.check_guards(), "A", c.M, c.K);
+    const std::string b_guards = describe_guards(dB.check_guards(), "B", c.K, c.N);
+    const bool inputs_intact = dA.download() == A && dB.download() == B;
+
+    if (!result.ok() || !guards.empty() || !a_guards.empty() || !b_guards.empty() ||
+        !inputs_intact) {
+      auto failure = ::testing::AssertionFailure();
+      failure << where(name, c, call) << ": ";
+      if (!result.ok()) failure << result.report();
+      failure << guards << a_guards << b_guards;
+      if (!inputs_intact) failure << "the kernel changed its inputs A or B (they are read-only)\n";
+      if (result.ok() && guards.empty()) failure << "(every element of C is right)\n";
+      failure << "  replay: LABKIT_SEED=" << c.seed << " (hidden tests) with --gtest_filter=<this test>";
+      return failure;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace labkit

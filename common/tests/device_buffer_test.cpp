@@ -1,0 +1,116 @@
+// GPU tests of the harness itself: each check must catch the fault it is there for.
+// Every test here skips (visibly) without a GPU.
+#include <gtest/gtest.h>
+
+#include "guard_kernels.hpp"
+#include "labkit/bench.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/gpu.hpp"
+#include "labkit/matmul.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit {
+namespace {
+
+TEST(DeviceBufferGpu, RoundTripAndMove) {
+  LABKIT_REQUIRE_GPU();
+  const std::vector<float> host = random_floats(1000, 3);
+  DeviceBuffer<float> a(host);
+  EXPECT_EQ(a.download(), host);
+  DeviceBuffer<float> b(std::move(a));
+  EXPECT_EQ(a.get(), nullptr);
+  EXPECT_EQ(b.download(), host);
+  EXPECT_THROW(b.upload(std::vector<float>(3)), std::invalid_argument);
+}
+
+TEST(GuardedBufferGpu, CatchesWritesPastEitherEnd) {
+  LABKIT_REQUIRE_GPU();
+  GuardedBuffer<float> buf(100);
+  EXPECT_TRUE(buf.check_guards().intact());
+  launch_write_at(buf.get(), 99, 1.0f);  // inside: fine
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(buf.check_guards().intact());
+  launch_write_at(buf.get(), 103, 1.0f);
+  launch_write_at(buf.get(), -2, 1.0f);
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const GuardReport g = buf.check_guards();
+  EXPECT_EQ(g.after, 1u);
+  EXPECT_EQ(g.first_after, 3u);
+  EXPECT_EQ(g.before, 1u);
+  EXPECT_EQ(g.nearest_before, 2u);
+}
+
+TEST(GuardedBufferGpu, PoisonReadsBackAsNeverWritten) {
+  LABKIT_REQUIRE_GPU();
+  GuardedBuffer<float> buf(10);
+  buf.poison();
+  for (float v : buf.download()) EXPECT_EQ(bits_of(v), kPoisonBits);
+}
+
+TEST(CudaCheckGpu, BadLaunchConfigThrowsWithTheExpression) {
+  LABKIT_REQUIRE_GPU();
+  launch_bad_config(nullptr);
+  try {
+    LABKIT_CHECK_LAUNCH();
+    FAIL() << "a 4096-thread block was not reported";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration);
+    EXPECT_NE(std::string(e.what()).find("cudaGetLastError()"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EventTimerGpu, TimesDeviceWork) {
+  LABKIT_REQUIRE_GPU();
+  EventTimer timer(nullptr);
+  const double short_ms = timer.time_ms([] { launch_spin(1000, nullptr); });
+  const double long_ms = timer.time_ms([] { launch_spin(50'000'000, nullptr); });  // ~25 ms
+  EXPECT_GT(long_ms, 5.0);
+  EXPECT_GT(long_ms, 10 * short_ms);
+}
+
+void correct(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kNone);
+}
+void no_guard(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kNoGuard);
+}
+void skip_last_column(const float* A, const float* B, float* C, int M, int N, int K,
+                      cudaStream_t s) {
+  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kSkipLastColumn);
+}
+void drop_last_k(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kDropLastK);
+}
+void never_launches(const float*, const float*, float*, int, int, int, cudaStream_t) {}
+
+TEST(CheckMatmulGpu, PassesACorrectKernel) {
+  LABKIT_REQUIRE_GPU();
+  EXPECT_TRUE(check_matmul(&correct, "correct", {127, 129, 33, 1, 2}));
+  EXPECT_TRUE(check_matmul(&correct, "correct", {1, 1, 1, 2, 1}));
+}
+
+TEST(CheckMatmulGpu, ExplainsEachFault) {
+  LABKIT_REQUIRE_GPU();
+  const MatmulCase shape{100, 70, 33, 5, 1};
+  const auto message = [&](MatmulLauncher fn) {
+    const ::testing::AssertionResult r = check_matmul(fn, "faulty", shape);
+    EXPECT_FALSE(r);
+    return std::string(r.message());
+  };
+  const std::string unwritten = message(&never_launches);
+  EXPECT_NE(unwritten.find("7000 never written"), std::string::npos) << unwritten;
+  const std::string column = message(&skip_last_column);
+  EXPECT_NE(column.find("wrong cols: 69 (1 of 70)"), std::string::npos) << column;
+  const std::string k = message(&drop_last_k);
+  EXPECT_NE(k.find("7000 of 7000 elements wrong"), std::string::npos) << k;
+  const std::string guard = message(&no_guard);
+  EXPECT_NE(guard.find("past the end of C"), std::string::npos) << guard;
+  EXPECT_NE(guard.find("M=100 N=70 K=33"), std::string::npos) << guard;
+  EXPECT_NE(guard.find("seed 5"), std::string::npos) << guard;
+}
+
+}  // namespace
+}  // namespace labkit

@@ -1,0 +1,66 @@
+// Lab 01 hidden tests (dropped from the student release). Inputs come from LABKIT_SEED,
+// which the grader draws fresh for every grading and records in the results.
+//
+// What each shape is for:
+//   primes and non-multiples: any block shape leaves partial tiles -> the bounds guard
+//   M != N, tall and wide: a row/col mix-up is wrong (not just slow) off the diagonal
+//   K = 1 and long K: off-by-one in the K loop, accumulator start value
+//   repeated calls: fresh inputs every call, so nothing may be cached between calls
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "labkit/gpu.hpp"
+#include "labkit/matmul.hpp"
+#include "labkit/random.hpp"
+#include "matmul.h"
+
+// How GoogleTest prints a parameter when a test fails.
+static void PrintTo(const MatmulVariant& v, std::ostream* os) { *os << v.name; }
+
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+void PrintTo(const Shape& s, std::ostream* os) { *os << labkit::shape_label(s.M, s.N, s.K); }
+
+constexpr Shape kHiddenShapes[] = {
+    {2, 3, 5},        {97, 101, 103},  {257, 263, 269},  {31, 33, 17},     {33, 31, 65},
+    {1, 1000, 1},     {1000, 1, 1},    {1, 1, 4099},     {500, 300, 1},    {7, 7, 2048},
+    {20000, 3, 17},   {3, 20000, 17},  {4097, 2, 129},   {2, 4097, 129},   {1023, 1025, 511},
+    {1000, 1000, 1000},
+};
+
+class MatmulHidden : public ::testing::TestWithParam<std::tuple<MatmulVariant, Shape>> {};
+
+TEST_P(MatmulHidden, MatchesCpuReference) {
+  LABKIT_REQUIRE_GPU();
+  const auto& [variant, s] = GetParam();
+  const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 1000003u * s.M + 1009u * s.N + s.K);
+  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulHidden,
+    ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kHiddenShapes)),
+    [](const auto& info) {
+      const Shape& s = std::get<1>(info.param);
+      return std::string(std::get<0>(info.param).name) + "_" + labkit::shape_label(s.M, s.N, s.K);
+    });
+
+class MatmulHiddenRepeat : public ::testing::TestWithParam<MatmulVariant> {};
+
+// Three calls on one shape, fresh inputs each: a kernel that caches or reuses a previous
+// result, or depends on what C held before, fails here.
+TEST_P(MatmulHiddenRepeat, FreshInputsEveryCall) {
+  LABKIT_REQUIRE_GPU();
+  const MatmulVariant& variant = GetParam();
+  const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 77);
+  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {300, 200, 100, seed, 3}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, MatmulHiddenRepeat, ::testing::ValuesIn(kMatmulVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace

@@ -1,0 +1,27 @@
+// Lab 01 interface: naive matrix multiply.
+//
+//   C[M x N] = A[M x K] * B[K x N]
+//
+// Row-major float32, all pointers are device pointers, any M, N, K >= 1.
+// The launcher enqueues its kernel on `stream` and returns without synchronizing;
+// the harness checks the launch and waits for it.
+#pragma once
+
+#include <cuda_runtime.h>
+
+using MatmulFn = void (*)(const float* A, const float* B, float* C, int M, int N, int K,
+                          cudaStream_t stream);
+
+// Defined in matmul.cu (the file you edit).
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream);
+
+// Every version this lab grades. Tests and benchmarks loop over this table.
+struct MatmulVariant {
+  const char* name;
+  MatmulFn fn;
+};
+
+inline constexpr MatmulVariant kMatmulVariants[] = {
+    {"v1_naive", &matmul_v1_naive},
+};

@@ -1,0 +1,44 @@
+// Lab 01 public tests: every variant in matmul.h against a double-precision CPU reference.
+// Fixed seeds, so a failure here repeats exactly. Run them with
+//   ./build/dev/labs/01_naive_matmul/01_naive_matmul_test --gtest_filter='*MatmulPublic*'
+#include <tuple>
+
+#include <gtest/gtest.h>
+
+#include "labkit/gpu.hpp"
+#include "labkit/matmul.hpp"
+#include "matmul.h"
+
+// How GoogleTest prints a parameter when a test fails.
+static void PrintTo(const MatmulVariant& v, std::ostream* os) { *os << v.name; }
+
+namespace {
+
+struct Shape {
+  int M, N, K;
+};
+void PrintTo(const Shape& s, std::ostream* os) { *os << labkit::shape_label(s.M, s.N, s.K); }
+
+// Small to medium, square and not, multiples of common block shapes and not.
+constexpr Shape kPublicShapes[] = {
+    {1, 1, 1}, {64, 64, 64}, {32, 32, 1}, {127, 129, 33}, {1, 200, 50}, {200, 1, 50}, {256, 256, 256},
+};
+
+class MatmulPublic : public ::testing::TestWithParam<std::tuple<MatmulVariant, Shape>> {};
+
+TEST_P(MatmulPublic, MatchesCpuReference) {
+  LABKIT_REQUIRE_GPU();
+  const auto& [variant, s] = GetParam();
+  const uint64_t seed = 1000003u * s.M + 1009u * s.N + s.K;  // fixed per shape
+  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, MatmulPublic,
+    ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kPublicShapes)),
+    [](const auto& info) {
+      const Shape& s = std::get<1>(info.param);
+      return std::string(std::get<0>(info.param).name) + "_" + labkit::shape_label(s.M, s.N, s.K);
+    });
+
+}  // namespace

@@ -1,0 +1,20 @@
+// WRONG (build): syntax errors (missing semicolon, undeclared identifier); nvcc must fail and
+// the build log must reach the student.
+#include "matmul.h"
+
+__global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
+                                       int K) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[row * K + k] * B[k * N + col];
+  C[row * N + col] = acc + undeclared_bias;
+}
+
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream) {
+  dim3 block(32, 8);
+  dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);
+  matmul_v1_naive_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
+}

@@ -1,0 +1,26 @@
+// CHEATING/UNUSUAL: copies A and B to the host, multiplies on the CPU, copies C back (synchronous;
+// the kernel is never launched). Correct, but far too slow for any performance points.
+#include "matmul.h"
+
+#include <vector>
+
+__global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
+                                       int K) {
+  (void)A; (void)B; (void)C; (void)M; (void)N; (void)K;  // never launched
+}
+
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream) {
+  std::vector<float> a((size_t)M * K), b((size_t)K * N), c((size_t)M * N, 0.0f);
+  cudaStreamSynchronize(stream);  // the harness's uploads and poisoning are on `stream`
+  cudaMemcpyAsync(a.data(), A, a.size() * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaMemcpyAsync(b.data(), B, b.size() * sizeof(float), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  for (int i = 0; i < M; ++i)
+    for (int k = 0; k < K; ++k) {
+      float aik = a[(size_t)i * K + k];
+      for (int j = 0; j < N; ++j) c[(size_t)i * N + j] += aik * b[(size_t)k * N + j];
+    }
+  cudaMemcpyAsync(C, c.data(), c.size() * sizeof(float), cudaMemcpyHostToDevice, stream);
+  cudaStreamSynchronize(stream);
+}
