@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="build directory (default: build/grade)")
     g.add_argument("--jobs", "-j", type=int, default=None, help="parallel build jobs")
     g.add_argument("--no-performance", action="store_true", help="skip the benchmark")
+    g.add_argument("--test-timeout", type=float, metavar="S",
+                   help="seconds per test process (default: the lab's grading.toml)")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
     sub.add_parser("list", help="list the labs")
     return p
@@ -70,7 +72,7 @@ def cmd_grade(args) -> int:
             print(f"... {msg}", file=sys.stderr, flush=True)
 
     result = grade.grade(REPO, submission, configs, seed, args.build_dir.resolve(), args.jobs,
-                         not args.no_performance, progress)
+                         not args.no_performance, progress, args.test_timeout)
     if not args.quiet and sys.stderr.isatty():
         print("\r\033[K", end="", file=sys.stderr)
     args.output.write_text(result.to_json() + "\n", encoding="utf-8")

@@ -4,12 +4,13 @@ Every step records what happened in the result; nothing here prints (report.py d
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import time
 from pathlib import Path
 
-from grader import __version__, bench, build, gtest, runner, scoring
+from grader import __version__, bench, build, gpulock, gtest, runner, scoring
 from grader.config import LabConfig
 from grader.errors import GraderError
 from grader.results import GradeResult, GroupResult, LabResult, PerfResult, TestResult
@@ -36,7 +37,8 @@ def find_binary(build_dir: Path, name: str) -> Path:
 
 
 def grade(repo: Path, submission: Path, configs: list, seed: int, build_dir: Path,
-          jobs: int | None = None, run_performance: bool = True, progress=None) -> GradeResult:
+          jobs: int | None = None, run_performance: bool = True, progress=None,
+          test_timeout_s: float | None = None) -> GradeResult:
     progress = progress or (lambda msg: None)
     started = time.monotonic()
     result = GradeResult(submission=str(submission), seed=seed, grader_version=__version__,
@@ -97,6 +99,8 @@ def grade(repo: Path, submission: Path, configs: list, seed: int, build_dir: Pat
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
     else:
         for cfg, lab in built:
+            if test_timeout_s is not None:
+                cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
             grade_lab(cfg, lab, build_dir, seed, run_performance, progress)
 
     if result.status == "graded":
@@ -143,8 +147,9 @@ def grade_lab(cfg: LabConfig, lab: LabResult, build_dir: Path, seed: int, run_pe
         else:
             progress(f"{cfg.name} benchmark {p.benchmark}")
             try:
-                entry = bench.run_benchmark(find_binary(build_dir, cfg.bench_binary), p.benchmark,
-                                            p.timeout_s, env)
+                with gpulock.gpu_lock():
+                    entry = bench.run_benchmark(find_binary(build_dir, cfg.bench_binary),
+                                                p.benchmark, p.timeout_s, env)
                 counters = {k: v for k, v in entry.items() if isinstance(v, (int, float))}
                 lab.performance.counters = counters
                 if p.metric not in entry:

@@ -12,7 +12,7 @@ __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C,
 void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
                      cudaStream_t stream) {
   std::vector<float> a((size_t)M * K), b((size_t)K * N), c((size_t)M * N, 0.0f);
-  cudaStreamSynchronize(stream);  // the harness's uploads and poisoning are on `stream`
+  cudaDeviceSynchronize();  // the harness's uploads may still be in flight on any stream
   cudaMemcpyAsync(a.data(), A, a.size() * sizeof(float), cudaMemcpyDeviceToHost, stream);
   cudaMemcpyAsync(b.data(), B, b.size() * sizeof(float), cudaMemcpyDeviceToHost, stream);
   cudaStreamSynchronize(stream);

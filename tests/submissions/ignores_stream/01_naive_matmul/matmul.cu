@@ -1,0 +1,22 @@
+// UNUSUAL/WRONG: correct kernel, but launched on the legacy default stream instead of `stream`.
+// The results are right once the device is synchronized, but events recorded on the harness's
+// (non-blocking) stream do not see the kernel, so stream-event timings of it are meaningless.
+#include "matmul.h"
+
+__global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
+                                       int K) {
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
+  C[(size_t)row * N + col] = acc;
+}
+
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream) {
+  (void)stream;
+  dim3 block(32, 8);
+  dim3 grid((N + block.x - 1) / block.x, (M + block.y - 1) / block.y);
+  matmul_v1_naive_kernel<<<grid, block>>>(A, B, C, M, N, K);  // BUG: default stream
+}
