@@ -57,7 +57,9 @@ TEST(CudaCheckGpu, BadLaunchConfigThrowsWithTheExpression) {
     LABKIT_CHECK_LAUNCH();
     FAIL() << "a 4096-thread block was not reported";
   } catch (const CudaError& e) {
-    EXPECT_EQ(e.code(), cudaErrorInvalidConfiguration);
+    // CUDA reports an oversized block as an invalid configuration or an invalid value.
+    EXPECT_TRUE(e.code() == cudaErrorInvalidConfiguration || e.code() == cudaErrorInvalidValue)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find("cudaGetLastError()"), std::string::npos) << e.what();
   }
 }
@@ -105,7 +107,9 @@ TEST(CheckMatmulGpu, ExplainsEachFault) {
   const std::string column = message(&skip_last_column);
   EXPECT_NE(column.find("wrong cols: 69 (1 of 70)"), std::string::npos) << column;
   const std::string k = message(&drop_last_k);
-  EXPECT_NE(k.find("7000 of 7000 elements wrong"), std::string::npos) << k;
+  // A dropped k term is far outside the bound almost everywhere (a tiny term may hide).
+  EXPECT_NE(k.find("wrong rows: 0-99 (100 of 100)"), std::string::npos) << k;
+  EXPECT_NE(k.find("wrong cols: 0-69 (70 of 70)"), std::string::npos) << k;
   const std::string guard = message(&no_guard);
   EXPECT_NE(guard.find("past the end of C"), std::string::npos) << guard;
   EXPECT_NE(guard.find("M=100 N=70 K=33"), std::string::npos) << guard;
