@@ -1,7 +1,7 @@
-"""One timed run on a GPU at a time: an advisory file lock held around every benchmark.
+"""One timed run on a GPU at a time: an advisory file lock shared by graders on one machine.
 
-Correctness tests may share the GPU; timings may not. Graders on one machine (batch grading,
-CI jobs) that use the same lock file take turns for their benchmarks."""
+Correctness tests hold it shared (they may run side by side); a benchmark holds it
+exclusively, so no other grader's test or benchmark runs on the GPU while it is timed."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ DEFAULT_LOCK = Path(os.environ.get("LABS_GPU_LOCK", "/tmp/cuda-labs-gpu.lock"))
 
 
 @contextlib.contextmanager
-def gpu_lock(path: Path = DEFAULT_LOCK):
+def gpu_lock(shared: bool = False, path: Path | None = None):
+    path = path or DEFAULT_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+        fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -130,7 +130,8 @@ def grade_lab(cfg: LabConfig, lab: LabResult, build_dir: Path, seed: int, run_pe
             group.max_points = 0.0
         for i, name in enumerate(selected):
             progress(f"{cfg.name} {g.name} {i + 1}/{len(selected)}")
-            group.tests.append(gtest.run_test(test_bin, name, cfg.test_timeout_s, env))
+            with gpulock.gpu_lock(shared=True):
+                group.tests.append(gtest.run_test(test_bin, name, cfg.test_timeout_s, env))
         group.points = scoring.score_group(group)
         lab.groups.append(group)
 

@@ -55,6 +55,45 @@ std::string where(const std::string& name, const MatmulCase& c, int call) {
   return os.str();
 }
 
+// Records the launcher's work on `stream` into a graph and replays it. Returns "" or what
+// went wrong: work sent elsewhere (the legacy default stream), synchronous calls (cudaMemcpy,
+// cudaMalloc, cudaDeviceSynchronize) or nothing enqueued at all.
+std::string launch_captured(MatmulLauncher fn, float* A, float* B, float* C, const MatmulCase& c,
+                            cudaStream_t stream) {
+  const char* rule =
+      "\n  the launcher must enqueue its kernel(s) on the `stream` it is given and nothing else: "
+      "no launch on the default stream (<<<grid, block, 0, stream>>>), no cudaMemcpy, "
+      "cudaMalloc or synchronization inside it";
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  fn(A, B, C, c.M, c.N, c.K, stream);
+  const cudaError_t during = cudaGetLastError();
+  cudaGraph_t graph = nullptr;
+  const cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  cudaGetLastError();  // capture errors are not sticky; clear them
+  struct GraphGuard {
+    cudaGraph_t g;
+    ~GraphGuard() {
+      if (g != nullptr) cudaGraphDestroy(g);
+    }
+  } graph_guard{graph};
+  if (during != cudaSuccess || end != cudaSuccess || graph == nullptr) {
+    return "recording the launcher into a CUDA graph failed: " +
+           describe(during != cudaSuccess ? during : end) + rule;
+  }
+  size_t nodes = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+  if (nodes == 0) return std::string("the launcher put no work on its stream") + rule;
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const cudaError_t run = cudaGraphLaunch(exec, stream);
+  const cudaError_t sync = cudaStreamSynchronize(stream);
+  cudaGraphExecDestroy(exec);
+  if (run != cudaSuccess || sync != cudaSuccess) {
+    return "replaying the recorded launch failed: " + describe(run != cudaSuccess ? run : sync);
+  }
+  return "";
+}
+
 }  // namespace
 
 ::testing::AssertionResult check_matmul(MatmulLauncher fn, const std::string& name,
@@ -79,7 +118,14 @@ std::string where(const std::string& name, const MatmulCase& c, int call) {
     dB.upload(B);
     dC.poison();
 
-    fn(dA.get(), dB.get(), dC.get(), c.M, c.N, c.K, stream);
+    if (c.capture) {
+      const std::string problem = launch_captured(fn, dA.get(), dB.get(), dC.get(), c, stream);
+      if (!problem.empty()) {
+        return ::testing::AssertionFailure() << where(name, c, call) << ": " << problem;
+      }
+    } else {
+      fn(dA.get(), dB.get(), dC.get(), c.M, c.N, c.K, stream);
+    }
     const cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess) {
       return ::testing::AssertionFailure()

@@ -44,10 +44,13 @@ class DeviceBuffer {
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }
 
+  // Returns once the data is on the device: a cudaMemcpy from pageable memory may return
+  // earlier, and work on a non-blocking stream is not ordered after it.
   void upload(const std::vector<T>& host) {
     if (host.size() != count_) throw std::invalid_argument("DeviceBuffer::upload: size mismatch");
     if (count_ > 0) {
       CUDA_CHECK(cudaMemcpy(ptr_, host.data(), bytes(), cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaDeviceSynchronize());
     }
   }
   std::vector<T> download() const {
@@ -107,6 +110,7 @@ class GuardedBuffer {
                           cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(storage_.get() + guard_ + count_, canary.data(), guard_ * sizeof(T),
                           cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   T* get() { return storage_.get() + guard_; }
@@ -116,6 +120,7 @@ class GuardedBuffer {
     if (host.size() != count_) throw std::invalid_argument("GuardedBuffer::upload: size mismatch");
     if (count_ > 0) {
       CUDA_CHECK(cudaMemcpy(get(), host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaDeviceSynchronize());  // see DeviceBuffer::upload
     }
   }
   void poison() { upload(std::vector<T>(count_, bits_as<T>(kPoisonBits))); }

@@ -28,7 +28,9 @@ using MatmulLauncher = void (*)(const float*, const float*, float*, int, int, in
 struct MatmulCase {
   int M = 1, N = 1, K = 1;
   uint64_t seed = 1;
-  int calls = 1;  // > 1: call again on fresh inputs each time, check every result
+  int calls = 1;         // > 1: call again on fresh inputs each time, check every result
+  bool capture = false;  // call the launcher under CUDA graph capture of its stream, then
+                         // replay the graph: proves all its work goes onto `stream`
 };
 
 // Runs `fn` on random A, B (from the seed), poisoned C with canary zones, and checks

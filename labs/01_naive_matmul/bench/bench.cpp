@@ -66,7 +66,9 @@ class Cublas {
 
 class Stream {
  public:
-  Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  // A blocking stream: work a launcher sends to the legacy default stream by mistake is
+  // ordered between the timing events too, so it is timed rather than missed.
+  Stream() { CUDA_CHECK(cudaStreamCreate(&stream_)); }
   ~Stream() { cudaStreamDestroy(stream_); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -96,42 +98,59 @@ void bench_matmul(benchmark::State& state, MatmulVariant variant, int n, int war
   try {
     Stream stream;
     Cublas cublas(stream);
-    const std::vector<float> A = labkit::random_floats(count, labkit::mix_seed(n, 1));
-    const std::vector<float> B = labkit::random_floats(count, labkit::mix_seed(n, 2));
-    std::vector<float> absA(A), absB(B);
-    for (auto& v : absA) v = std::fabs(v);
-    for (auto& v : absB) v = std::fabs(v);
-    labkit::DeviceBuffer<float> dA(A), dB(B), dC(count), dBase(count), dAbsA(absA), dAbsB(absB),
-        dAbsProduct(count);
-    cublas.matmul(dAbsA.get(), dAbsB.get(), dAbsProduct.get(), M, N, K);
+    // Two input sets, alternated call by call: a launcher that caches a result between calls
+    // (or skips work it thinks it has done) is caught by the check after timing.
+    struct Inputs {
+      labkit::DeviceBuffer<float> A, B, base, abs_product;
+    };
+    std::vector<Inputs> sets;
+    for (uint64_t set = 0; set < 2; ++set) {
+      std::vector<float> A = labkit::random_floats(count, labkit::mix_seed(n, 2 * set + 1));
+      std::vector<float> B = labkit::random_floats(count, labkit::mix_seed(n, 2 * set + 2));
+      Inputs in{labkit::DeviceBuffer<float>(A), labkit::DeviceBuffer<float>(B),
+                labkit::DeviceBuffer<float>(count), labkit::DeviceBuffer<float>(count)};
+      for (auto& v : A) v = std::fabs(v);
+      for (auto& v : B) v = std::fabs(v);
+      const labkit::DeviceBuffer<float> absA(A), absB(B);
+      cublas.matmul(absA.get(), absB.get(), in.abs_product.get(), M, N, K);
+      cublas.matmul(in.A.get(), in.B.get(), in.base.get(), M, N, K);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      sets.push_back(std::move(in));
+    }
+    labkit::DeviceBuffer<float> dC(count), dScratch(count);
 
+    size_t current = 0;  // the set the next student call uses
     const auto poison = [&] { CUDA_CHECK(cudaMemsetAsync(dC.get(), 0xFF, dC.bytes(), stream)); };
-    const auto student = [&] { variant.fn(dA.get(), dB.get(), dC.get(), M, N, K, stream); };
-    const auto baseline = [&] { cublas.matmul(dA.get(), dB.get(), dBase.get(), M, N, K); };
+    const auto student = [&] {
+      const Inputs& in = sets[current];
+      variant.fn(in.A.get(), in.B.get(), dC.get(), M, N, K, stream);
+      current = 1 - current;
+    };
+    const auto baseline = [&] {
+      const Inputs& in = sets[current];
+      cublas.matmul(in.A.get(), in.B.get(), dScratch.get(), M, N, K);
+    };
+    const auto check = [&](const char* when) {
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      const Inputs& last = sets[1 - current];  // the set of the last student call
+      const std::string wrong = check_against_cublas(dC, last.base, last.abs_product, M, N, K);
+      if (wrong.empty()) return true;
+      g_failed = true;
+      state.SkipWithError((std::string("output differs from cuBLAS ") + when + ": " + wrong).c_str());
+      return false;
+    };
 
     // Check before timing (the first call is also a warm-up).
     poison();
     student();
     LABKIT_CHECK_LAUNCH();
-    baseline();
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::string wrong = check_against_cublas(dC, dBase, dAbsProduct, M, N, K);
-    if (!wrong.empty()) {
-      g_failed = true;
-      state.SkipWithError(("output differs from cuBLAS before timing: " + wrong).c_str());
-      return;
-    }
+    if (!check("before timing")) return;
 
     labkit::L2Flusher flusher;
     const labkit::PairTimes t = labkit::time_interleaved(
         stream, student, baseline, poison, warmup, static_cast<int>(state.max_iterations),
         &flusher);
-    wrong = check_against_cublas(dC, dBase, dAbsProduct, M, N, K);
-    if (!wrong.empty()) {
-      g_failed = true;
-      state.SkipWithError(("output differs from cuBLAS after timing: " + wrong).c_str());
-      return;
-    }
+    if (!check("after timing")) return;
 
     size_t i = 0;
     for (auto _ : state) state.SetIterationTime(t.student_ms[i++] / 1e3);

@@ -42,3 +42,22 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+namespace {
+
+class MatmulPublicStream : public ::testing::TestWithParam<MatmulVariant> {};
+
+// The launcher is recorded into a CUDA graph from its stream and replayed: all of its work
+// must go onto the stream it is given (no default-stream launch, no cudaMemcpy inside).
+TEST_P(MatmulPublicStream, LaunchesOnTheGivenStream) {
+  LABKIT_REQUIRE_GPU();
+  const MatmulVariant& variant = GetParam();
+  labkit::MatmulCase c{96, 80, 40, 4242, 1};
+  c.capture = true;
+  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, c));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, MatmulPublicStream, ::testing::ValuesIn(kMatmulVariants),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace

@@ -1,5 +1,5 @@
 // CORRECT, unusual: a fixed 8x8 grid (64 blocks of 32x8) with a 2D grid-stride loop.
-// Expected: full correctness; performance probably below par (64 blocks leave SMs idle).
+// Expected: full correctness, no performance (64 blocks leave most SMs idle: ~0.006 of cuBLAS).
 #include "matmul.h"
 
 __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
