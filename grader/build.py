@@ -76,12 +76,13 @@ def build_targets(build_dir: Path, targets: list, jobs: int | None = None) -> Bu
                        hint="" if ok else explain_build_failure(proc.output))
 
 
-_UNDEFINED = re.compile(r"undefined reference to [`'‘]([^'’`]+)")
+# GNU ld: "undefined reference to `f(int)'"; lld and mold: "undefined symbol: f(int)".
+_UNDEFINED = re.compile(r"undefined reference to [`'‘]([^'’`]+)|undefined symbol: (.+)$", re.M)
 
 
 def explain_build_failure(log: str) -> str:
     """One or two sentences a student can act on."""
-    undefined = sorted(set(_UNDEFINED.findall(log)))
+    undefined = sorted({(a or b).strip() for a, b in _UNDEFINED.findall(log)})
     if undefined:
         return (f"link error: nothing defines {', '.join(undefined)}. Your file must define every "
                 f"function declared in the lab's header with exactly that signature (same "
@@ -99,7 +100,8 @@ def _relevant_log(log: str) -> str:
     keep, i = [], 0
     while i < len(lines):
         line = lines[i]
-        if re.search(r"\berror\b|undefined reference|multiple definition", line, re.IGNORECASE):
+        if re.search(r"\berror\b|undefined reference|undefined symbol|multiple definition", line,
+                     re.IGNORECASE):
             keep.append(line)
             for extra in lines[i + 1:i + 3]:
                 if re.search(r"\berror\b|^FAILED|^ninja|^\[", extra):

@@ -62,6 +62,8 @@ def cmd_grade(args) -> int:
     if not labs:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
     configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
+    if args.test_timeout is not None and not args.test_timeout > 0:
+        raise GraderError(f"--test-timeout must be a positive number of seconds, got {args.test_timeout}")
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1) + 1
     args.build_dir.mkdir(parents=True, exist_ok=True)
 
@@ -83,6 +85,8 @@ def cmd_grade(args) -> int:
         return EXIT_BUILD
     if result.status == "missing_files":
         return EXIT_USAGE
+    if result.status == "error":
+        return EXIT_INTERNAL
     return EXIT_OK
 
 

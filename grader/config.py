@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 from grader.errors import GraderError
@@ -65,17 +66,36 @@ def _require(table: dict, key: str, kind, where: str):
     return value
 
 
+def _table(value, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise GraderError(f"{where}: must be a table, got {value!r}")
+    return value
+
+
+def _seconds(table: dict, key: str, default: float, where: str) -> float:
+    value = table.get(key, default)
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or value <= 0):
+        raise GraderError(f"{where}: '{key}' must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabConfig:
-    lab = data.get("lab", {})
+    lab = _table(data.get("lab", {}), f"{where} [lab]")
     files = _require(lab, "student_files", list, f"{where} [lab]")
     if not files or not all(isinstance(f, str) and f and "/" not in f and f != ".." for f in files):
         raise GraderError(f"{where} [lab]: student_files must be plain file names")
     groups = []
-    for i, g in enumerate(data.get("correctness", [])):
+    correctness = data.get("correctness", [])
+    if not isinstance(correctness, list):
+        raise GraderError(f"{where}: correctness groups are an array of tables: write "
+                          f"[[correctness]], not [correctness]")
+    for i, g in enumerate(correctness):
         w = f"{where} [[correctness]] #{i + 1}"
+        _table(g, w)
         group = Group(_require(g, "name", str, w), _require(g, "filter", str, w),
                       _require(g, "points", float, w))
-        if group.points < 0:
+        if not 0 <= group.points < math.inf:  # also rejects nan
             raise GraderError(f"{w}: points must be >= 0")
         groups.append(group)
     if not groups:
@@ -84,8 +104,8 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
         raise GraderError(f"{where}: correctness group names must be unique")
     perf = None
     if "performance" in data:
-        p = data["performance"]
         w = f"{where} [performance]"
+        p = _table(data["performance"], w)
         perf = Performance(
             points=_require(p, "points", float, w),
             benchmark=_require(p, "benchmark", str, w),
@@ -93,13 +113,15 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
             target=_require(p, "target", float, w),
             floor=_require(p, "floor", float, w),
             metric_label=p.get("metric_label", ""),
-            timeout_s=float(p.get("timeout_s", 300)),
+            timeout_s=_seconds(p, "timeout_s", 300, w),
         )
+        if not 0 <= perf.points < math.inf:
+            raise GraderError(f"{w}: points must be >= 0")
         if not 0 <= perf.floor < perf.target:
             raise GraderError(f"{w}: need 0 <= floor < target (got {perf.floor}, {perf.target})")
     return LabConfig(name=name, title=lab.get("title", name), student_files=tuple(files),
                      groups=tuple(groups), performance=perf,
-                     test_timeout_s=float(lab.get("test_timeout_s", 60)))
+                     test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"))
 
 
 def load_lab_config(labs_dir: Path, name: str) -> LabConfig:

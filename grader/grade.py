@@ -108,6 +108,10 @@ def grade(repo: Path, submission: Path, configs: list, seed: int, build_dir: Pat
             result.status = "build_failed"
         elif any(lab.status == "missing_files" for lab in result.labs):
             result.status = "missing_files"
+        elif any(lab.status == "error" for lab in result.labs):
+            result.status = "error"
+            result.message = "; ".join(f"{lab.lab}: {lab.message.splitlines()[0]}"
+                                       for lab in result.labs if lab.status == "error")
     result.seconds = round(time.monotonic() - started, 1)
     return result
 

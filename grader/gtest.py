@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
@@ -66,6 +67,9 @@ def _indent(text: str, prefix: str = "    ") -> str:
 
 def run_test(binary: Path, name: str, timeout_s: float, env: dict) -> TestResult:
     """Runs one test in a fresh process and reads its verdict from GoogleTest's JSON."""
+    # GoogleTest settings inherited from the caller's shell (sharding, repeat, filters) could
+    # leave the test unrun; only this call's flags count.
+    env = {**{k: None for k in os.environ if k.startswith("GTEST_")}, **env}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         proc = runner.run([str(binary), f"--gtest_filter={name}", f"--gtest_output=json:{out}",
@@ -91,9 +95,11 @@ def run_test(binary: Path, name: str, timeout_s: float, env: dict) -> TestResult
         skipped = _skip_reason(proc.stdout)
         return TestResult(name=name, status="skipped", message=skipped, seconds=proc.seconds)
     if proc.returncode != 0:
-        status, message = _crash_message(proc, timeout_s)
-        return TestResult(name=name, status=status,
-                          message="the test passed but its process then failed: " + message,
+        how = f"crashed ({proc.signal_name})" if proc.signal_name else f"exit code {proc.returncode}"
+        return TestResult(name=name, status="crashed",
+                          message=f"the test's checks passed, but its process then failed ({how}): "
+                                  f"did the code call exit() or leave the GPU in an error state?"
+                                  f"\n  last output:\n{_indent(proc.output[-1500:])}",
                           seconds=proc.seconds)
     return TestResult(name=name, status="passed", message="", seconds=proc.seconds)
 

@@ -54,10 +54,15 @@ def _read_capped(f, cap: int) -> str:
 
 def run(cmd: list, timeout_s: float, env: dict | None = None, cwd: str | None = None,
         cap: int = OUTPUT_CAP) -> ProcResult:
-    """Runs `cmd`; never raises for the command's own failures (only for a missing program)."""
+    """Runs `cmd`; never raises for the command's own failures (only for a missing program).
+
+    `env` adds to the environment; a value of None removes that variable."""
     full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,

@@ -1,0 +1,205 @@
+"""Build messages a student reads (link and compile errors) and staging of the student files."""
+
+import hashlib
+import os
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from grader import build
+from grader.errors import EXIT_USAGE, GraderError
+
+STAGE = "/home/ci/labs-grader/build/grade/submission"
+SIG = "matmul_v1_naive(float const*, float const*, float*, int, int, int, CUstream_st*)"
+
+# Captured shape of a GNU ld failure under Ninja: the student renamed the launcher.
+LD_LOG = f"""\
+[1/3] Building CUDA object labs/01_naive_matmul/CMakeFiles/01_naive_matmul_student.dir{STAGE}/01_naive_matmul/matmul.cu.o
+[2/3] Linking CXX executable labs/01_naive_matmul/01_naive_matmul_test
+FAILED: labs/01_naive_matmul/01_naive_matmul_test
+: && /usr/bin/c++ -O3 -DNDEBUG labs/01_naive_matmul/CMakeFiles/01_naive_matmul_test.dir/tests/public_test.cpp.o -o labs/01_naive_matmul/01_naive_matmul_test  common/liblabkit.a  -lcudart_static && :
+/usr/bin/ld: labs/01_naive_matmul/CMakeFiles/01_naive_matmul_test.dir/tests/public_test.cpp.o: in function `(anonymous namespace)::MatmulPublic_MatchesCpuReference_Test::TestBody()':
+public_test.cpp:(.text+0x5a): undefined reference to `{SIG}'
+/usr/bin/ld: labs/01_naive_matmul/CMakeFiles/01_naive_matmul_test.dir/tests/public_test.cpp.o:(.data.rel.ro.local+0x8): undefined reference to `{SIG}'
+collect2: error: ld returned 1 exit status
+ninja: build stopped: subcommand failed.
+"""
+
+# Captured shape of an nvcc compile error under Ninja.
+NVCC_LOG = f"""\
+[1/4] Building CUDA object labs/01_naive_matmul/CMakeFiles/01_naive_matmul_student.dir/matmul.cu.o
+FAILED: labs/01_naive_matmul/CMakeFiles/01_naive_matmul_student.dir/matmul.cu.o
+/usr/local/cuda/bin/nvcc -forward-unknown-to-host-compiler -I/repo/common/include -O3 -DNDEBUG -std=c++17 "--generate-code=arch=compute_90,code=[compute_90,sm_90]" -x cu -c {STAGE}/01_naive_matmul/matmul.cu -o labs/01_naive_matmul/CMakeFiles/01_naive_matmul_student.dir/matmul.cu.o
+{STAGE}/01_naive_matmul/matmul.cu(12): error: identifier "rowz" is undefined
+      C[rowz * N + col] = acc;
+        ^
+
+1 error detected in the compilation of "{STAGE}/01_naive_matmul/matmul.cu".
+ninja: build stopped: subcommand failed.
+"""
+
+
+class ExplainBuildFailureTest(unittest.TestCase):
+    def test_undefined_reference(self):
+        hint = build.explain_build_failure(LD_LOG)
+        self.assertTrue(hint.startswith("link error"), hint)
+        self.assertIn(SIG, hint)
+        self.assertEqual(hint.count("matmul_v1_naive"), 1)   # named once, not per reference
+        self.assertIn("signature", hint)
+        self.assertNotIn("does not compile", hint)
+
+    def test_undefined_reference_in_student_terms(self):
+        hint = build.readable(build.explain_build_failure(LD_LOG), Path(STAGE))
+        self.assertIn("matmul_v1_naive(float const*, float const*, float*, int, int, int, "
+                      "cudaStream_t)", hint)
+        self.assertNotIn("CUstream_st", hint)
+
+    def test_undefined_reference_with_typographic_quotes_and_several_names(self):
+        log = ("x.o: in function ‘main’:\nx.cpp:(.text+0x1): undefined reference to ‘foo(int)’\n"
+               "x.cpp:(.text+0x9): undefined reference to `bar'\n"
+               "collect2: error: ld returned 1 exit status\n")
+        hint = build.explain_build_failure(log)
+        self.assertIn("bar, foo(int)", hint)   # sorted, each once
+        self.assertNotIn("main", hint)
+
+    def test_nvcc_error(self):
+        hint = build.explain_build_failure(NVCC_LOG)
+        self.assertIn("does not compile", hint)
+        self.assertNotIn("link error", hint)
+
+    def test_multiple_definition(self):
+        log = ("/usr/bin/ld: b.o: in function `matmul_v1_naive(...)':\n"
+               "matmul.cu:(.text+0x0): multiple definition of `matmul_v1_naive(...)'; a.o first "
+               "defined here\ncollect2: error: ld returned 1 exit status\n")
+        self.assertIn("defined twice", build.explain_build_failure(log))
+
+    def test_other_failure(self):
+        hint = build.explain_build_failure("ninja: build stopped: subcommand failed.\nKilled\n")
+        self.assertEqual(hint, "the build failed: see the log below")
+
+
+class RelevantLogTest(unittest.TestCase):
+    def test_nvcc_error_keeps_source_and_caret(self):
+        out = build._relevant_log(NVCC_LOG).splitlines()
+        i = next(n for n, line in enumerate(out) if 'error: identifier "rowz" is undefined' in line)
+        self.assertEqual(out[i + 1], "      C[rowz * N + col] = acc;")
+        self.assertEqual(out[i + 2], "        ^")
+        text = "\n".join(out)
+        self.assertIn("1 error detected", text)
+        self.assertNotIn("[1/4] Building", text)
+        self.assertNotIn("ninja: build stopped", text)
+        self.assertNotIn("nvcc -forward-unknown-to-host-compiler", text)
+        self.assertNotIn("FAILED:", text)
+
+    def test_ld_log_keeps_undefined_references(self):
+        out = build._relevant_log(LD_LOG)
+        self.assertEqual(out.count("undefined reference to"), 2)
+        self.assertIn("collect2: error: ld returned 1 exit status", out)
+        self.assertNotIn("[2/3] Linking", out)
+        self.assertNotIn("ninja: build stopped", out)
+
+    def test_two_errors_in_a_row(self):
+        log = ("a.cu(1): error: first\n  src1\n  ^\n"
+               "a.cu(2): error: second\n"
+               "a.cu(3): error: third\n  src3\n  ^\nninja: build stopped\n")
+        self.assertEqual(build._relevant_log(log).splitlines(),
+                         ["a.cu(1): error: first", "  src1", "  ^", "a.cu(2): error: second",
+                          "a.cu(3): error: third", "  src3", "  ^"])
+
+    def test_no_error_lines_gives_the_log_trimmed(self):
+        log = "\n".join(f"step {i}" for i in range(100))
+        out = build._relevant_log(log).splitlines()
+        self.assertEqual(out[0], "step 0")
+        self.assertEqual(out[59], "step 59")
+        self.assertEqual(out[60], "[... 40 more lines ...]")
+        self.assertEqual(len(out), 61)
+
+
+class ReadableTest(unittest.TestCase):
+    def test_strips_stage_dir_and_renames_stream_type(self):
+        out = build.readable(build._relevant_log(NVCC_LOG) + "\n" + LD_LOG, Path(STAGE))
+        self.assertNotIn(STAGE, out)
+        self.assertIn('01_naive_matmul/matmul.cu(12): error: identifier "rowz"', out)
+        self.assertIn('compilation of "01_naive_matmul/matmul.cu"', out)
+        self.assertIn("int, int, int, cudaStream_t)", out)
+        self.assertNotIn("CUstream_st", out)
+
+    def test_leaves_other_paths_alone(self):
+        text = "/repo/common/include/labkit/gpu.hpp(3): warning\n/home/ci/labs-grader/x.cu"
+        self.assertEqual(build.readable(text, Path(STAGE)), text)
+
+
+class StageSubmissionTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        tmp = Path(self._tmp.name)
+        self.sub = tmp / "sub"
+        self.stage = tmp / "build" / "submission"
+        (self.sub / "01_naive_matmul").mkdir(parents=True)
+        self.src = self.sub / "01_naive_matmul" / "matmul.cu"
+        self.src.write_bytes(b"__global__ void k() {}\n// \xc3\xa9\n")
+        (self.sub / "01_naive_matmul" / "notes.txt").write_text("not a student file")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def test_copies_and_hashes(self):
+        hashes = build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        dst = self.stage / "01_naive_matmul" / "matmul.cu"
+        self.assertEqual(dst.read_bytes(), self.src.read_bytes())
+        self.assertEqual(hashes, {"matmul.cu": hashlib.sha256(self.src.read_bytes()).hexdigest()})
+        self.assertEqual(hashes["matmul.cu"], build.sha256(self.src))
+        # only the listed files are taken
+        self.assertEqual(sorted(p.name for p in (self.stage / "01_naive_matmul").iterdir()),
+                         ["matmul.cu"])
+
+    def test_restaging_replaces_the_old_copy(self):
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.src.write_text("// second version\n")
+        hashes = build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertEqual((self.stage / "01_naive_matmul" / "matmul.cu").read_text(),
+                         "// second version\n")
+        self.assertEqual(hashes["matmul.cu"],
+                         hashlib.sha256(b"// second version\n").hexdigest())
+
+    def test_missing_file_is_named(self):
+        with self.assertRaises(GraderError) as cm:
+            build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu", "helpers.cuh"),
+                                   self.stage)
+        msg = cm.exception.message
+        self.assertIn("helpers.cuh", msg)
+        self.assertNotIn("matmul.cu,", msg)
+        self.assertIn("01_naive_matmul", msg)
+        self.assertIn(str(self.sub / "01_naive_matmul"), msg)
+        self.assertEqual(cm.exception.exit_code, EXIT_USAGE)
+        self.assertFalse((self.stage / "01_naive_matmul" / "matmul.cu").exists())
+
+    def test_missing_lab_folder(self):
+        with self.assertRaises(GraderError) as cm:
+            build.stage_submission(self.sub, "02_tiled", ("tiled.cu",), self.stage)
+        self.assertIn("tiled.cu", cm.exception.message)
+
+    def test_a_directory_is_not_a_file(self):
+        (self.sub / "01_naive_matmul" / "dir.cu").mkdir()
+        with self.assertRaises(GraderError) as cm:
+            build.stage_submission(self.sub, "01_naive_matmul", ("dir.cu",), self.stage)
+        self.assertIn("dir.cu", cm.exception.message)
+
+    def test_fresh_mtime(self):
+        past = time.time() - 10 * 24 * 3600
+        os.utime(self.src, (past, past))
+        # A stale staged copy from an earlier grading, also in the past and with the same content:
+        dst = self.stage / "01_naive_matmul" / "matmul.cu"
+        dst.parent.mkdir(parents=True)
+        dst.write_bytes(self.src.read_bytes())
+        os.utime(dst, (past + 60, past + 60))
+        before = time.time()
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        mtime = dst.stat().st_mtime
+        self.assertGreater(mtime, self.src.stat().st_mtime + 3600)
+        self.assertGreaterEqual(mtime, before - 2)   # written now (allow coarse clocks)
+
+
+if __name__ == "__main__":
+    unittest.main()

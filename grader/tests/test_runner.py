@@ -1,0 +1,213 @@
+"""runner.run with real tiny processes: exit codes, signals, timeouts (whole group), output cap."""
+
+import os
+import signal
+import sys
+import tempfile
+import textwrap
+import time
+import unittest
+from pathlib import Path
+
+from grader import runner
+
+PY = sys.executable
+NO_CORE = "import resource; resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+
+
+def py(code: str) -> list:
+    return [PY, "-c", textwrap.dedent(code)]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie still answers kill(0); it is gone as far as running code goes
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class ExitTest(unittest.TestCase):
+    def test_exit_code_and_output(self):
+        r = runner.run(py("""
+            import sys
+            print('hello out')
+            print('hello err', file=sys.stderr)
+            sys.exit(7)
+        """), timeout_s=30)
+        self.assertEqual(r.returncode, 7)
+        self.assertFalse(r.timed_out)
+        self.assertIsNone(r.signal_name)
+        self.assertEqual(r.stdout, "hello out\n")
+        self.assertEqual(r.stderr, "hello err\n")
+        # `output`: stdout, then stderr, stripped
+        self.assertEqual([line for line in r.output.splitlines() if line],
+                         ["hello out", "hello err"])
+        self.assertEqual(r.output, r.output.strip())
+        self.assertGreaterEqual(r.seconds, 0.0)
+        self.assertLess(r.seconds, 30)
+
+    def test_output_joins_streams_on_separate_lines(self):
+        r = runner.run(py("import sys; sys.stdout.write('a'); sys.stderr.write('b')"), timeout_s=30)
+        self.assertEqual(r.output, "a\nb")
+        r = runner.run(py("import sys; sys.stderr.write('only err\\n')"), timeout_s=30)
+        self.assertEqual(r.output, "only err")
+
+    def test_success(self):
+        r = runner.run(py("pass"), timeout_s=30)
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.output, "")
+
+    def test_env_is_added_to_the_environment(self):
+        before = os.environ.get("LABKIT_SEED")
+        os.environ["GRADER_RUNNER_TEST_INHERITED"] = "inherited"
+        try:
+            r = runner.run(py("""
+                import os
+                print(os.environ['LABKIT_SEED'], os.environ['GRADER_RUNNER_TEST_INHERITED'])
+            """), timeout_s=30, env={"LABKIT_SEED": "1234"})
+        finally:
+            del os.environ["GRADER_RUNNER_TEST_INHERITED"]
+        self.assertEqual(r.returncode, 0, r.output)
+        self.assertEqual(r.stdout.strip(), "1234 inherited")
+        self.assertEqual(os.environ.get("LABKIT_SEED"), before)   # the caller's env is untouched
+
+    def test_cwd_and_no_stdin(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            r = runner.run(py("""
+                import os, sys
+                print(os.getcwd())
+                print(repr(sys.stdin.read()))
+            """), timeout_s=30, cwd=tmp)
+            self.assertEqual(r.stdout.splitlines(), [os.path.realpath(tmp), "''"])
+
+    def test_own_session(self):
+        r = runner.run(py("import os; print(os.getsid(0) == os.getpid(), os.getpgid(0) == os.getpid())"),
+                       timeout_s=30)
+        self.assertEqual(r.stdout.strip(), "True True")
+
+    def test_missing_program_raises(self):
+        with self.assertRaises(FileNotFoundError):
+            runner.run(["/nonexistent/program-for-grader-tests"], timeout_s=5)
+
+
+class SignalTest(unittest.TestCase):
+    def test_sigsegv(self):
+        r = runner.run(py(NO_CORE + "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)"),
+                       timeout_s=30)
+        self.assertEqual(r.returncode, -signal.SIGSEGV)
+        self.assertEqual(r.signal_name, "SIGSEGV")
+        self.assertFalse(r.timed_out)
+
+    def test_sigabrt(self):
+        r = runner.run(py(NO_CORE + "import os\nos.abort()"), timeout_s=30)
+        self.assertEqual(r.signal_name, "SIGABRT")
+
+    def test_signal_name_of_unknown_and_positive_codes(self):
+        p = runner.ProcResult(returncode=-200, timed_out=False, seconds=0, stdout="", stderr="")
+        self.assertEqual(p.signal_name, "signal 200")
+        p = runner.ProcResult(returncode=139, timed_out=False, seconds=0, stdout="", stderr="")
+        self.assertIsNone(p.signal_name)
+        p = runner.ProcResult(returncode=None, timed_out=True, seconds=0, stdout="", stderr="")
+        self.assertIsNone(p.signal_name)
+
+
+class TimeoutTest(unittest.TestCase):
+    def test_timeout_kills_the_process_and_its_child(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = Path(tmp) / "child-was-alive"
+            pidfile = Path(tmp) / "pids"
+            # The child stays in the parent's process group; it writes `marker` after 3 s.
+            child = f"import time; time.sleep(3); open({str(marker)!r}, 'w').write('alive')"
+            parent = f"""
+                import os, subprocess, sys, time
+                c = subprocess.Popen([{PY!r}, '-c', {child!r}])
+                with open({str(pidfile)!r}, 'w') as f:
+                    f.write(f'{{os.getpid()}} {{c.pid}}')
+                print('started', flush=True)
+                time.sleep(100)
+            """
+            start = time.monotonic()
+            r = runner.run(py(parent), timeout_s=2)
+            elapsed = time.monotonic() - start
+            self.assertTrue(r.timed_out)
+            self.assertIsNone(r.returncode)
+            self.assertIsNone(r.signal_name)
+            self.assertLess(elapsed, 10)
+            self.assertGreaterEqual(r.seconds, 1.9)
+            self.assertIn("started", r.stdout)
+            parent_pid, child_pid = map(int, pidfile.read_text().split())
+            self.assertFalse(pid_alive(parent_pid))
+            time.sleep(3.5)   # the child would have written the marker by now
+            self.assertFalse(marker.exists(), "the child outlived the timeout")
+            self.assertFalse(pid_alive(child_pid))
+
+    def test_child_left_behind_by_a_finished_command_is_killed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            marker = Path(tmp) / "orphan-was-alive"
+            child = f"import time; time.sleep(2); open({str(marker)!r}, 'w').write('alive')"
+            # The command exits at once, leaving its child running in its group.
+            r = runner.run(py(f"import subprocess; subprocess.Popen([{PY!r}, '-c', {child!r}])"),
+                           timeout_s=30)
+            self.assertEqual(r.returncode, 0)
+            self.assertFalse(r.timed_out)
+            time.sleep(2.5)
+            self.assertFalse(marker.exists(), "a child outlived its finished command")
+
+    def test_fast_command_is_not_a_timeout(self):
+        r = runner.run(py("import time; time.sleep(0.1)"), timeout_s=20)
+        self.assertFalse(r.timed_out)
+        self.assertEqual(r.returncode, 0)
+
+
+class OutputCapTest(unittest.TestCase):
+    def test_small_output_is_whole(self):
+        r = runner.run(py("print('x' * 999, end='')"), timeout_s=30, cap=1000)
+        self.assertEqual(r.stdout, "x" * 999)
+
+    def test_exactly_the_cap_is_whole(self):
+        r = runner.run(py("print('y' * 1000, end='')"), timeout_s=30, cap=1000)
+        self.assertEqual(r.stdout, "y" * 1000)
+        self.assertNotIn("cut", r.stdout)
+
+    def test_over_the_cap_keeps_start_and_end(self):
+        cap = 4096
+        # 100 000 bytes: 'START' + filler + 'END' on stdout, the same shape on stderr.
+        code = """
+            import sys
+            body = 'START' + ''.join(chr(97 + i % 26) for i in range(100000 - 8)) + 'END'
+            sys.stdout.write(body)
+            sys.stderr.write(body.replace('START', 'BEGIN').replace('END', 'FIN'))
+        """
+        r = runner.run(py(code), timeout_s=30, cap=cap)
+        self.assertEqual(r.returncode, 0)
+        for text, first, last in ((r.stdout, "START", "END"), (r.stderr, "BEGIN", "FIN")):
+            self.assertTrue(text.startswith(first), text[:50])
+            self.assertTrue(text.endswith(last), text[-50:])
+            self.assertIn(f"[... {100000 - cap} bytes of output cut ...]", text)
+            marker = f"\n[... {100000 - cap} bytes of output cut ...]\n"
+            head, tail = text.split(marker)
+            self.assertEqual(len(head), cap // 4)
+            self.assertEqual(len(tail), cap - cap // 4)
+            self.assertLess(len(text), cap + 100)
+
+    def test_default_cap(self):
+        n = runner.OUTPUT_CAP + 5000
+        r = runner.run(py(f"print('z' * {n}, end='')"), timeout_s=30)
+        self.assertIn("[... 5000 bytes of output cut ...]", r.stdout)
+        self.assertEqual(r.stdout.count("z"), runner.OUTPUT_CAP)
+
+    def test_invalid_utf8_is_replaced(self):
+        r = runner.run(py("import sys; sys.stdout.buffer.write(b'ok \\xff\\xfe end')"), timeout_s=30)
+        self.assertEqual(r.stdout, "ok \ufffd\ufffd end")
+
+
+if __name__ == "__main__":
+    unittest.main()
