@@ -96,6 +96,16 @@ std::string launch_captured(MatmulLauncher fn, float* A, float* B, float* C, con
 
 }  // namespace
 
+std::string replay_hint() {
+  std::ostringstream os;
+  os << "  replay: LABKIT_SEED=" << test_seed() << " <this lab's _test binary>";
+  if (const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    os << " --gtest_filter='" << info->test_suite_name() << "." << info->name() << "'";
+  }
+  os << "\n";
+  return os.str();
+}
+
 ::testing::AssertionResult check_matmul(MatmulLauncher fn, const std::string& name,
                                         const MatmulCase& c) {
   const size_t a_count = static_cast<size_t>(c.M) * c.K;
@@ -164,7 +174,7 @@ std::string launch_captured(MatmulLauncher fn, float* A, float* B, float* C, con
       failure << guards << a_guards << b_guards;
       if (!inputs_intact) failure << "the kernel changed its inputs A or B (they are read-only)\n";
       if (result.ok() && guards.empty()) failure << "(every element of C is right)\n";
-      failure << "  replay: LABKIT_SEED=" << c.seed << " (hidden tests) with --gtest_filter=<this test>";
+      failure << replay_hint();
       return failure;
     }
   }

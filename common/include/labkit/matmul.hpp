@@ -39,7 +39,17 @@ struct MatmulCase {
 ::testing::AssertionResult check_matmul(MatmulLauncher fn, const std::string& name,
                                         const MatmulCase& c);
 
+// "  replay: LABKIT_SEED=<seed> <this lab's _test binary> --gtest_filter='<current test>'"
+std::string replay_hint();
+
 // "M127_N129_K33": a test-name-safe shape label.
 std::string shape_label(int M, int N, int K);
 
 }  // namespace labkit
+
+// Records a failure with just the check's own message (no "Value of: ... Actual: false").
+#define LABKIT_EXPECT_OK(check)                                        \
+  do {                                                                 \
+    const ::testing::AssertionResult labkit_result_ = (check);         \
+    if (!labkit_result_) ADD_FAILURE() << labkit_result_.message();    \
+  } while (0)

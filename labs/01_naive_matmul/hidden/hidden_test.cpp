@@ -38,7 +38,7 @@ TEST_P(MatmulHidden, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
   const auto& [variant, s] = GetParam();
   const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 1000003u * s.M + 1009u * s.N + s.K);
-  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -57,7 +57,7 @@ TEST_P(MatmulHiddenRepeat, FreshInputsEveryCall) {
   LABKIT_REQUIRE_GPU();
   const MatmulVariant& variant = GetParam();
   const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 77);
-  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {300, 200, 100, seed, 3}));
+  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {300, 200, 100, seed, 3}));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, MatmulHiddenRepeat, ::testing::ValuesIn(kMatmulVariants),

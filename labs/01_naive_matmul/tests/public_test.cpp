@@ -30,7 +30,7 @@ TEST_P(MatmulPublic, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
   const auto& [variant, s] = GetParam();
   const uint64_t seed = 1000003u * s.M + 1009u * s.N + s.K;  // fixed per shape
-  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -54,7 +54,7 @@ TEST_P(MatmulPublicStream, LaunchesOnTheGivenStream) {
   const MatmulVariant& variant = GetParam();
   labkit::MatmulCase c{96, 80, 40, 4242, 1};
   c.capture = true;
-  EXPECT_TRUE(labkit::check_matmul(variant.fn, variant.name, c));
+  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, c));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, MatmulPublicStream, ::testing::ValuesIn(kMatmulVariants),
