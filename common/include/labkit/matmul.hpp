@@ -1,5 +1,5 @@
-// Shared by every matmul lab: the CPU reference in double, the float32 error bound, and one
-// call that runs a student's matmul on fresh inputs and explains any mismatch.
+// Shared by every matmul lab's tests: one call that runs a student's matmul on fresh inputs
+// and explains any mismatch (the reference and bound are in matmul_reference.hpp).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,18 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include "labkit/matmul_reference.hpp"
+
 namespace labkit {
-
-// C = A * B in double, row-major. Also returns (|A||B|)_ij in `abs_product` when non-null.
-std::vector<double> matmul_reference(const std::vector<float>& A, const std::vector<float>& B,
-                                     int M, int N, int K,
-                                     std::vector<double>* abs_product = nullptr);
-
-// The float32 bound: c * sqrt(K) * 2^-24 * (|A||B|)_ij. A correct kernel measures near 0.07 of
-// it with c = 1; a dropped k term lands in the hundreds.
-inline constexpr double kMatmulBoundC = 4.0;
-std::vector<double> matmul_bounds(const std::vector<double>& abs_product, int K,
-                                  double c = kMatmulBoundC);
 
 using MatmulLauncher = void (*)(const float*, const float*, float*, int, int, int, cudaStream_t);
 
@@ -41,9 +32,6 @@ struct MatmulCase {
 
 // "  replay: LABKIT_SEED=<seed> <this lab's _test binary> --gtest_filter='<current test>'"
 std::string replay_hint();
-
-// "M127_N129_K33": a test-name-safe shape label.
-std::string shape_label(int M, int N, int K);
 
 }  // namespace labkit
 

@@ -26,6 +26,7 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/gpu.hpp"
+#include "labkit/matmul_reference.hpp"
 #include "labkit/random.hpp"
 #include "matmul.h"
 
@@ -84,10 +85,9 @@ std::string check_against_cublas(const labkit::DeviceBuffer<float>& got,
                                  const labkit::DeviceBuffer<float>& abs_product, int M, int N,
                                  int K) {
   const std::vector<float> b = base.download(), ab = abs_product.download();
-  const std::vector<double> ref(b.begin(), b.end());
-  std::vector<double> bound(ab.size());
-  const double scale = 2.0 * 4.0 * std::sqrt(static_cast<double>(K)) * std::ldexp(1.0, -24);
-  for (size_t i = 0; i < ab.size(); ++i) bound[i] = scale * ab[i];
+  const std::vector<double> ref(b.begin(), b.end()), abs_ab(ab.begin(), ab.end());
+  // Both sides carry float32 rounding: twice the test bound.
+  const std::vector<double> bound = labkit::matmul_bounds(abs_ab, K, 2 * labkit::kMatmulBoundC);
   const labkit::CompareResult r = labkit::compare_matrix(got.download(), ref, bound, M, N);
   return r.ok() ? "" : r.report();
 }

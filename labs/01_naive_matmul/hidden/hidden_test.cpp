@@ -14,16 +14,11 @@
 #include "labkit/matmul.hpp"
 #include "labkit/random.hpp"
 #include "matmul.h"
-
-// How GoogleTest prints a parameter when a test fails.
-static void PrintTo(const MatmulVariant& v, std::ostream* os) { *os << v.name; }
+#include "tests/shapes.hpp"
 
 namespace {
 
-struct Shape {
-  int M, N, K;
-};
-void PrintTo(const Shape& s, std::ostream* os) { *os << labkit::shape_label(s.M, s.N, s.K); }
+using lab01::Shape;
 
 constexpr Shape kHiddenShapes[] = {
     {2, 3, 5},        {97, 101, 103},  {257, 263, 269},  {31, 33, 17},     {33, 31, 65},
@@ -32,7 +27,7 @@ constexpr Shape kHiddenShapes[] = {
     {1000, 1000, 1000},
 };
 
-class MatmulHidden : public ::testing::TestWithParam<std::tuple<MatmulVariant, Shape>> {};
+class MatmulHidden : public ::testing::TestWithParam<lab01::VariantShape> {};
 
 TEST_P(MatmulHidden, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
@@ -44,10 +39,7 @@ TEST_P(MatmulHidden, MatchesCpuReference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulHidden,
     ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kHiddenShapes)),
-    [](const auto& info) {
-      const Shape& s = std::get<1>(info.param);
-      return std::string(std::get<0>(info.param).name) + "_" + labkit::shape_label(s.M, s.N, s.K);
-    });
+    lab01::variant_shape_name);
 
 class MatmulHiddenRepeat : public ::testing::TestWithParam<MatmulVariant> {};
 

@@ -8,23 +8,18 @@
 #include "labkit/gpu.hpp"
 #include "labkit/matmul.hpp"
 #include "matmul.h"
-
-// How GoogleTest prints a parameter when a test fails.
-static void PrintTo(const MatmulVariant& v, std::ostream* os) { *os << v.name; }
+#include "shapes.hpp"
 
 namespace {
 
-struct Shape {
-  int M, N, K;
-};
-void PrintTo(const Shape& s, std::ostream* os) { *os << labkit::shape_label(s.M, s.N, s.K); }
+using lab01::Shape;
 
 // Small to medium, square and not, multiples of common block shapes and not.
 constexpr Shape kPublicShapes[] = {
     {1, 1, 1}, {64, 64, 64}, {32, 32, 1}, {127, 129, 33}, {1, 200, 50}, {200, 1, 50}, {256, 256, 256},
 };
 
-class MatmulPublic : public ::testing::TestWithParam<std::tuple<MatmulVariant, Shape>> {};
+class MatmulPublic : public ::testing::TestWithParam<lab01::VariantShape> {};
 
 TEST_P(MatmulPublic, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
@@ -36,10 +31,7 @@ TEST_P(MatmulPublic, MatchesCpuReference) {
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulPublic,
     ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kPublicShapes)),
-    [](const auto& info) {
-      const Shape& s = std::get<1>(info.param);
-      return std::string(std::get<0>(info.param).name) + "_" + labkit::shape_label(s.M, s.N, s.K);
-    });
+    lab01::variant_shape_name);
 
 }  // namespace
 
