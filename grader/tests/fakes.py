@@ -12,7 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-# Run first in every fake: no core files from the deliberate crashes.
+# Run first in every fake: no core files from the deliberate crashes; lock_state() for the
+# fakes that record how the grader holds the GPU lock while they run.
 _PRELUDE = """\
 import json, os, re, signal, sys, time
 try:
@@ -20,7 +21,27 @@ try:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 except Exception:
     pass
-"""
+""" + '''
+
+def lock_state(path):
+    # how another process holds the GPU lock file: 'free', 'shared' or 'exclusive'
+    if not path:
+        return None
+    import fcntl
+    with open(path, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return "free"
+        except OSError:
+            pass
+        try:
+            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return "shared"
+        except OSError:
+            return "exclusive"
+'''
 
 
 def write_executable(path: Path, body: str) -> Path:
@@ -51,25 +72,6 @@ CUDA_ERROR = {cuda!r}
 LOG = {log!r}              # a file each run appends its argv and LABKIT_SEED to (or None)
 LOCK = {lock!r}            # a GPU lock file whose state each run records (or None)
 
-
-def lock_state(path):
-    # how another process holds the GPU lock file: 'free', 'shared' or 'exclusive'
-    if not path:
-        return None
-    import fcntl
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return "free"
-        except OSError:
-            pass
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return "shared"
-        except OSError:
-            return "exclusive"
 
 
 def matches(name, flt):
@@ -181,25 +183,6 @@ ERROR_MESSAGE = {error!r}
 LOG = {log!r}
 LOCK = {lock!r}
 
-
-def lock_state(path):
-    # how another process holds the GPU lock file: 'free', 'shared' or 'exclusive'
-    if not path:
-        return None
-    import fcntl
-    with open(path, "a+") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return "free"
-        except OSError:
-            pass
-        try:
-            fcntl.flock(f, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            fcntl.flock(f, fcntl.LOCK_UN)
-            return "shared"
-        except OSError:
-            return "exclusive"
 
 
 def main():
