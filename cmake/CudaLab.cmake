@@ -1,73 +1,145 @@
 # add_cuda_lab(): one call makes all of a lab's targets.
 #
 #   add_cuda_lab(
-#     STUDENT_SOURCES matmul.cu              # the file(s) the student edits, relative to the lab
+#     INTERFACE matmul.h                     # the lab's header: launchers and variant table
+#     WORKER worker.cpp                      # binds the variant table through the op family
 #     TESTS tests/public_test.cpp            # public tests (plain C++, compiled once)
 #     HIDDEN_TESTS hidden/hidden_test.cpp    # optional; skipped when absent (student release)
-#     BENCHMARK bench/bench.cpp              # Google Benchmark main
-#     BENCHMARK_LIBS CUDA::cublas)           # e.g. the vendor baseline
+#     TEST_LIBS labkit_matmul                # the op family's judge side
+#     BENCHMARK bench/bench.cpp              # the lab's benchmark list (labkit::bench::main)
+#     BENCHMARK_LIBS labkit_matmul_bench)    # the family's baseline (cuBLAS here)
 #
-# The lab's name is its folder name. For the submission (LABS_SUBMISSION_DIR/<lab>/) it makes
-# <lab>_student (the student's code), <lab>_test and <lab>_bench; with LABS_WITH_SOLUTIONS, the
-# same again from solutions/<lab>/ as <lab>_solution_*. Tests and benchmark objects are
-# compiled once and linked against each.
+# The student's files are named once, in the lab's grading.toml (`student_files = [...]`).
+# The lab's name is its folder name. Targets:
+#   <lab>_student   object library: the student's files from LABS_SUBMISSION_DIR/<lab>/
+#   <lab>_worker    the runner's objects, then the binding, then the student's objects
+#   <lab>_test      the test judge (no student code; starts a worker)
+#   <lab>_bench     the benchmark judge (no student code; starts a worker)
+# With LABS_WITH_SOLUTIONS, also <lab>_solution_student and <lab>_solution_worker from
+# solutions/<lab>/, whose tests CTest runs through the same judges.
 function(add_cuda_lab)
-  cmake_parse_arguments(LAB "" "BENCHMARK" "STUDENT_SOURCES;TESTS;HIDDEN_TESTS;BENCHMARK_LIBS" ${ARGN})
+  cmake_parse_arguments(LAB "" "INTERFACE;WORKER;BENCHMARK"
+                        "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS" ${ARGN})
   get_filename_component(lab "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(LABS_ONLY AND NOT lab IN_LIST LABS_ONLY)
     return()
   endif()
   set(lab_dir "${CMAKE_CURRENT_SOURCE_DIR}")
 
+  # The student's files: grading.toml is the one place they are declared.
+  file(STRINGS "${lab_dir}/grading.toml" files_line REGEX "^student_files[ \t]*=")
+  string(REGEX MATCHALL "\"[^\"]+\"" student_files "${files_line}")
+  list(TRANSFORM student_files REPLACE "\"" "")
+  if(NOT student_files)
+    message(FATAL_ERROR "${lab}: grading.toml has no one-line `student_files = [\"...\"]`")
+  endif()
+
+  # The judges and the binding: compiled and linked once, whatever the submission.
   set(test_sources ${LAB_TESTS})
   foreach(hidden IN LISTS LAB_HIDDEN_TESTS)
     if(EXISTS "${lab_dir}/${hidden}")
       list(APPEND test_sources ${hidden})
     endif()
   endforeach()
-  add_library(${lab}_tests_obj OBJECT ${test_sources})
-  target_include_directories(${lab}_tests_obj PUBLIC "${lab_dir}")
-  target_link_libraries(${lab}_tests_obj PUBLIC labkit_testing)
+  add_executable(${lab}_test ${test_sources})
+  target_include_directories(${lab}_test PRIVATE "${lab_dir}")
+  target_link_libraries(${lab}_test PRIVATE ${LAB_TEST_LIBS} labkit_gtest_main)
 
-  add_library(${lab}_bench_obj OBJECT ${LAB_BENCHMARK})
-  target_include_directories(${lab}_bench_obj PUBLIC "${lab_dir}")
-  target_link_libraries(${lab}_bench_obj PUBLIC labkit benchmark::benchmark ${LAB_BENCHMARK_LIBS})
+  add_executable(${lab}_bench ${LAB_BENCHMARK})
+  target_include_directories(${lab}_bench PRIVATE "${lab_dir}")
+  target_link_libraries(${lab}_bench PRIVATE ${LAB_BENCHMARK_LIBS} labkit_bench)
 
-  set(variants "${lab}|${LABS_SUBMISSION_DIR}/${lab}|${LABS_TEST_SUBMISSION}")
+  add_library(${lab}_binding OBJECT ${LAB_WORKER})
+  target_include_directories(${lab}_binding PRIVATE "${lab_dir}")
+  target_link_libraries(${lab}_binding PRIVATE labkit_worker)  # its headers: objects only
+
+  set(variants "${lab}|${LABS_SUBMISSION_DIR}/${lab}|${LABS_TEST_SUBMISSION}|submission")
   if(LABS_WITH_SOLUTIONS)
-    list(APPEND variants "${lab}_solution|${PROJECT_SOURCE_DIR}/solutions/${lab}|ON")
+    if(EXISTS "${PROJECT_SOURCE_DIR}/solutions/${lab}")
+      list(APPEND variants "${lab}_solution|${PROJECT_SOURCE_DIR}/solutions/${lab}|ON|solution")
+    else()
+      message(STATUS "${lab}: no solutions/${lab}/ (a student release): its solution is not built")
+    endif()
   endif()
   foreach(variant IN LISTS variants)
     string(REPLACE "|" ";" parts "${variant}")
     list(GET parts 0 prefix)
     list(GET parts 1 source_dir)
     list(GET parts 2 register_tests)
+    list(GET parts 3 kind)
 
     set(student_sources "")
-    foreach(file IN LISTS LAB_STUDENT_SOURCES)
+    foreach(file IN LISTS student_files)
       if(NOT EXISTS "${source_dir}/${file}")
         message(FATAL_ERROR "${lab}: ${source_dir}/${file} does not exist")
       endif()
       list(APPEND student_sources "${source_dir}/${file}")
     endforeach()
-    add_library(${prefix}_student STATIC ${student_sources})
-    target_include_directories(${prefix}_student PUBLIC "${lab_dir}")
-    target_link_libraries(${prefix}_student PUBLIC CUDA::cudart)
+    add_library(${prefix}_student OBJECT ${student_sources})
+    target_include_directories(${prefix}_student PRIVATE "${lab_dir}")
+    target_link_libraries(${prefix}_student PRIVATE CUDA::cudart_static)  # headers only
     target_compile_options(${prefix}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 
-    add_executable(${prefix}_test)
-    target_link_libraries(${prefix}_test PRIVATE ${lab}_tests_obj ${prefix}_student labkit_gtest_main)
-    add_executable(${prefix}_bench)
-    target_link_libraries(${prefix}_bench PRIVATE ${lab}_bench_obj ${prefix}_student)
+    # Link order is part of the defence: the runner's objects come first, so the student's
+    # object cannot replace a weak symbol the runner uses; any duplicate strong symbol is a
+    # link error. Static cudart: the student cannot interpose the runtime.
+    add_executable(${prefix}_worker $<TARGET_OBJECTS:labkit_worker> $<TARGET_OBJECTS:${lab}_binding>
+                                    $<TARGET_OBJECTS:${prefix}_student>)
+    target_link_libraries(${prefix}_worker PRIVATE CUDA::cudart_static)
+    set_target_properties(${prefix}_worker PROPERTIES LINKER_LANGUAGE CXX)
+    add_dependencies(${lab}_test ${prefix}_worker)
+    add_dependencies(${lab}_bench ${prefix}_worker)
 
+    set(worker_path "${CMAKE_CURRENT_BINARY_DIR}/${prefix}_worker")
     if(register_tests)
-      gtest_discover_tests(${prefix}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60
-                           PROPERTIES TIMEOUT 300 LABELS "gpu;${lab}")
-      # A short benchmark run: checks the timed output against the baseline; skips without GPU.
+      gtest_discover_tests(${lab}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60
+                           EXTRA_ARGS --labkit-worker=${worker_path}
+                           PROPERTIES TIMEOUT 300 RESOURCE_LOCK gpu LABELS "gpu;${lab};${kind}")
+      # A short benchmark run: checks every timed output against the baseline; skips without GPU.
       add_test(NAME ${prefix}:benchmark_smoke
-               COMMAND ${prefix}_bench --smoke --benchmark_min_time=0.01)
-      set_tests_properties(${prefix}:benchmark_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300
-                           LABELS "gpu;${lab}")
+               COMMAND ${lab}_bench --smoke --labkit-worker=${worker_path})
+      set_tests_properties(${prefix}:benchmark_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RESOURCE_LOCK gpu
+                           LABELS "gpu;${lab};${kind}")
+    endif()
+
+    if(kind STREQUAL "submission")
+      set(interface "")
+      if(LAB_INTERFACE)
+        set(interface "\"${lab_dir}/${LAB_INTERFACE}\"")
+      endif()
+      list(JOIN student_sources "\", \"" sources_json)
+      string(CONCAT entry
+        "    \"${lab}\": {\n"
+        "      \"student_target\": \"${prefix}_student\",\n"
+        "      \"student_sources\": [\"${sources_json}\"],\n"
+        "      \"student_objects\": [\"$<JOIN:$<TARGET_OBJECTS:${prefix}_student>,\", \">\"],\n"
+        "      \"interface_headers\": [${interface}],\n"
+        "      \"worker\": {\"target\": \"${prefix}_worker\", \"path\": \"$<TARGET_FILE:${prefix}_worker>\"},\n"
+        "      \"test\": {\"target\": \"${lab}_test\", \"path\": \"$<TARGET_FILE:${lab}_test>\"},\n"
+        "      \"bench\": {\"target\": \"${lab}_bench\", \"path\": \"$<TARGET_FILE:${lab}_bench>\"}\n"
+        "    }")
+      set_property(GLOBAL APPEND PROPERTY LABS_MANIFEST_ENTRIES "${entry}")
     endif()
   endforeach()
+endfunction()
+
+# Writes <build>/labs-manifest.json: where the grader finds every binary and object.
+function(write_labs_manifest)
+  get_property(entries GLOBAL PROPERTY LABS_MANIFEST_ENTRIES)
+  set(labs "")
+  set(sep "")
+  foreach(entry IN LISTS entries)
+    string(APPEND labs "${sep}${entry}")
+    set(sep ",\n")
+  endforeach()
+  file(GENERATE OUTPUT "${CMAKE_BINARY_DIR}/labs-manifest.json" CONTENT
+"{
+  \"version\": 1,
+  \"gpu_info\": \"$<TARGET_FILE:labkit_gpu_info>\",
+  \"compile_commands\": \"${CMAKE_BINARY_DIR}/compile_commands.json\",
+  \"labs\": {
+${labs}
+  }
+}
+")
 endfunction()

@@ -1,6 +1,7 @@
 #include "labkit/bench.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "labkit/cuda_check.hpp"
@@ -52,22 +53,15 @@ double relative_iqr(std::vector<double> values) {
   return mid > 0 ? (q3 - q1) / mid : 0.0;
 }
 
-PairTimes time_interleaved(cudaStream_t stream, const std::function<void()>& student,
-                           const std::function<void()>& baseline,
-                           const std::function<void()>& before_each, int warmup, int iterations,
-                           L2Flusher* flusher) {
-  EventTimer timer(stream);
-  PairTimes out;
-  for (int i = 0; i < warmup + iterations; ++i) {
-    for (int which = 0; which < 2; ++which) {
-      if (which == 0 && before_each) before_each();  // e.g. re-poison the student output
-      if (flusher != nullptr) flusher->flush(stream);
-      const double ms = timer.time_ms(which == 0 ? student : baseline);
-      if (i < warmup) continue;
-      (which == 0 ? out.student_ms : out.baseline_ms).push_back(ms);
-    }
-  }
-  return out;
+std::pair<double, double> median_interval(std::vector<double> values) {
+  if (values.empty()) throw std::invalid_argument("median_interval of no values");
+  std::sort(values.begin(), values.end());
+  const double n = static_cast<double>(values.size());
+  // Ranks n/2 -+ 0.98 sqrt(n) (normal approximation to the binomial), clamped to the ends.
+  const double half = 0.98 * std::sqrt(n);
+  const long lo = std::max<long>(0, static_cast<long>(std::floor(n / 2 - half)));
+  const long hi = std::min<long>(static_cast<long>(n) - 1, static_cast<long>(std::ceil(n / 2 + half)) - 1);
+  return {values[static_cast<size_t>(lo)], values[static_cast<size_t>(std::max(lo, hi))]};
 }
 
 }  // namespace labkit

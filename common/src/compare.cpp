@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
+#include <stdexcept>
 
 namespace labkit {
 namespace {
@@ -98,7 +100,7 @@ CompareResult compare_matrix(const std::vector<float>& got, const std::vector<do
       ++cell_wrong[cell];
       if (poison) ++cell_unwritten[cell];
       if (r.first.size() < max_listed) {
-        r.first.push_back(Mismatch{i, j, g, ref[idx], bound[idx], poison});
+        r.first.push_back(Mismatch{idx, i, j, g, ref[idx], bound[idx], poison});
       }
     }
     if (row_has_wrong) add_to_ranges(r.wrong_rows, i);
@@ -133,12 +135,19 @@ CompareResult compare_matrix(const std::vector<float>& got, const std::vector<do
 
 std::string CompareResult::report() const {
   std::ostringstream os;
+  size_t total = rows * cols;
+  if (shape != Shape::kMatrix) {
+    total = 1;
+    for (size_t d : dims) total *= d;
+  }
   if (ok()) {
-    os << "all " << rows * cols << " elements within bounds (worst error " << worst_ratio
-       << " of the bound)\n";
+    os << "all " << total << " elements " << (exact ? "exact" : "within bounds");
+    if (!exact) os << " (worst error " << worst_ratio << " of the bound)";
+    os << "\n";
     return os.str();
   }
-  os << wrong << " of " << rows * cols << " elements wrong";
+  if (shape != Shape::kMatrix) return report_nd(total);
+  os << wrong << " of " << total << " elements wrong";
   if (never_written > 0) {
     os << "; " << never_written << " never written (still the NaN poison the harness fills the "
        << "output with before each launch)";
@@ -167,6 +176,280 @@ std::string CompareResult::report() const {
      << map_cell_rows << " x " << map_cell_cols
      << " tile ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n"
      << map;
+  return os.str();
+}
+
+// ---------------------------------------------------------------- any element type
+
+Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
+  Observed o;
+  const size_t size = dtype == DType::kF64 || dtype == DType::kI64 ? 8 : 4;
+  const size_t n = bytes.size() / size;
+  o.unwritten.assign(n, 0);
+  if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);
+  if (dtype == DType::kI32 || dtype == DType::kI64) o.ints.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint8_t* at = bytes.data() + i * size;
+    uint32_t low = 0;
+    std::memcpy(&low, at, 4);
+    uint32_t high = 0;
+    if (size == 8) std::memcpy(&high, at + 4, 4);
+    o.unwritten[i] = low == kPoisonBits && (size == 4 || high == kPoisonBits);
+    switch (dtype) {
+      case DType::kF32: {
+        float f;
+        std::memcpy(&f, at, 4);
+        o.values[i] = f;
+        break;
+      }
+      case DType::kF64: std::memcpy(&o.values[i], at, 8); break;
+      case DType::kI32: {
+        int32_t v;
+        std::memcpy(&v, at, 4);
+        o.ints[i] = v;
+        break;
+      }
+      case DType::kI64: std::memcpy(&o.ints[i], at, 8); break;
+    }
+  }
+  return o;
+}
+
+namespace {
+
+// The element-wise rule shared by the 1D and NCHW comparisons; calls mark(i, poison) for each
+// failing element and fills the counters and the first mismatches.
+template <typename Mark>
+void compare_flat(const Observed& got, const std::vector<double>* ref,
+                  const std::vector<double>* bound, const std::vector<int64_t>* iref,
+                  CompareResult& r, size_t max_listed, Mark mark) {
+  const size_t n = got.size();
+  if ((ref && (ref->size() != n || !bound || bound->size() != n)) || (iref && iref->size() != n)) {
+    throw std::invalid_argument("compare: sizes do not match");
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const bool poison = got.unwritten[i] != 0;
+    bool bad = poison;
+    double g = 0, want = 0, b = 0;
+    if (iref != nullptr) {
+      g = static_cast<double>(got.ints[i]);
+      want = static_cast<double>((*iref)[i]);
+      if (!poison) bad = got.ints[i] != (*iref)[i];
+    } else {
+      g = got.values[i];
+      want = (*ref)[i];
+      b = (*bound)[i];
+      if (!poison) {
+        if (!std::isfinite(g)) {
+          ++r.nonfinite;
+          bad = true;
+        } else {
+          const double err = std::fabs(g - want);
+          r.worst_ratio = std::max(r.worst_ratio, b > 0 ? err / b : (err > 0 ? INFINITY : 0.0));
+          bad = !(err <= b);
+        }
+      }
+    }
+    if (!bad) continue;
+    ++r.wrong;
+    if (poison) ++r.never_written;
+    if (r.first.size() < max_listed) r.first.push_back(Mismatch{i, 0, i, g, want, b, poison});
+    mark(i, poison);
+  }
+}
+
+// One line of `cells` characters over [0, n): '.' right, 'x' some wrong, 'X' all, '?' unwritten.
+std::string strip(const std::vector<size_t>& wrong, const std::vector<size_t>& unwritten,
+                  const std::vector<size_t>& size) {
+  std::string line;
+  for (size_t c = 0; c < wrong.size(); ++c) {
+    line += unwritten[c] > 0 ? '?' : wrong[c] == 0 ? '.' : wrong[c] == size[c] ? 'X' : 'x';
+  }
+  return line;
+}
+
+void vector_where(CompareResult& r, const VectorLayout& layout, const std::vector<uint8_t>& flags) {
+  const size_t n = layout.n;
+  size_t seg = std::max<size_t>(layout.segment, 1);
+  std::vector<std::pair<size_t, size_t>> segs;
+  std::ostringstream os;
+  for (size_t i = 0; i < n; ++i) {
+    if (flags[i]) add_to_ranges(segs, i / seg);
+  }
+  os << "  wrong " << layout.segment << "-element segments: " << format_ranges(segs) << " ("
+     << ranges_count(segs) << " of " << (n + seg - 1) / seg << ")\n";
+  size_t cell = seg;
+  while ((n + cell - 1) / cell > 64) cell *= 2;
+  const size_t cells = (n + cell - 1) / cell;
+  std::vector<size_t> wrong(cells), unwritten(cells), size(cells);
+  for (size_t i = 0; i < n; ++i) {
+    ++size[i / cell];
+    if (flags[i]) ++wrong[i / cell];
+    if (flags[i] == 2) ++unwritten[i / cell];
+  }
+  os << "  map of " << layout.name << "[0.." << n << "), one character per " << cell
+     << " elements ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n    "
+     << strip(wrong, unwritten, size) << "\n";
+  if (layout.group) {
+    std::vector<std::string> order;
+    std::vector<std::pair<size_t, size_t>> counts;  // wrong, total
+    for (size_t i = 0; i < n; ++i) {
+      const std::string g = layout.group(i);
+      size_t k = std::find(order.begin(), order.end(), g) - order.begin();
+      if (k == order.size()) {
+        order.push_back(g);
+        counts.emplace_back(0, 0);
+      }
+      ++counts[k].second;
+      if (flags[i]) ++counts[k].first;
+    }
+    os << "  by group:\n";
+    for (size_t k = 0; k < order.size(); ++k) {
+      os << "    " << order[k] << ": " << counts[k].first << " of " << counts[k].second
+         << " wrong\n";
+    }
+  }
+  r.where = os.str();
+}
+
+}  // namespace
+
+CompareResult compare_vector(const Observed& got, const std::vector<double>& ref,
+                             const std::vector<double>& bound, const VectorLayout& layout,
+                             size_t max_listed) {
+  CompareResult r;
+  r.shape = CompareResult::Shape::kVector;
+  r.name = layout.name;
+  r.dims = {layout.n};
+  if (got.size() != layout.n) throw std::invalid_argument("compare_vector: size is not n");
+  std::vector<uint8_t> flags(layout.n, 0);
+  compare_flat(got, &ref, &bound, nullptr, r, max_listed,
+               [&](size_t i, bool poison) { flags[i] = poison ? 2 : 1; });
+  if (!r.ok()) vector_where(r, layout, flags);
+  return r;
+}
+
+CompareResult compare_vector_exact(const Observed& got, const std::vector<int64_t>& ref,
+                                   const VectorLayout& layout, size_t max_listed) {
+  CompareResult r;
+  r.shape = CompareResult::Shape::kVector;
+  r.exact = true;
+  r.name = layout.name;
+  r.dims = {layout.n};
+  if (got.size() != layout.n) throw std::invalid_argument("compare_vector_exact: size is not n");
+  std::vector<uint8_t> flags(layout.n, 0);
+  compare_flat(got, nullptr, nullptr, &ref, r, max_listed,
+               [&](size_t i, bool poison) { flags[i] = poison ? 2 : 1; });
+  if (!r.ok()) vector_where(r, layout, flags);
+  return r;
+}
+
+CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
+                           const std::vector<double>& bound, const NchwLayout& L,
+                           size_t max_listed) {
+  CompareResult r;
+  r.shape = CompareResult::Shape::kNchw;
+  r.name = L.name;
+  r.dims = {L.n, L.c, L.h, L.w};
+  const size_t plane = L.h * L.w;
+  if (got.size() != L.n * L.c * plane) throw std::invalid_argument("compare_nchw: size is not n*c*h*w");
+  std::vector<std::pair<size_t, size_t>> images, channels;
+  std::vector<char> image_bad(L.n, 0), channel_bad(L.c, 0);
+  size_t border_wrong = 0, border_total = 0, interior_wrong = 0;
+  const size_t s = std::max<size_t>(L.stride, 1);
+  std::vector<size_t> phase_wrong(s * s, 0);
+  std::vector<uint8_t> first_plane_flags;
+  size_t first_plane = SIZE_MAX;
+  compare_flat(got, &ref, &bound, nullptr, r, max_listed, [&](size_t i, bool poison) {
+    const size_t img = i / (L.c * plane), ch = (i / plane) % L.c, y = (i % plane) / L.w,
+                 x = i % L.w;
+    image_bad[img] = channel_bad[ch] = 1;
+    const bool border = y < L.border || x < L.border || y + L.border >= L.h || x + L.border >= L.w;
+    (border ? border_wrong : interior_wrong)++;
+    ++phase_wrong[(y % s) * s + x % s];
+    if (first_plane == SIZE_MAX) {
+      first_plane = i / plane;
+      first_plane_flags.assign(plane, 0);
+    }
+    if (i / plane == first_plane) first_plane_flags[i % plane] = poison ? 2 : 1;
+  });
+  if (r.ok()) return r;
+  for (size_t y = 0; y < L.h; ++y) {
+    for (size_t x = 0; x < L.w; ++x) {
+      border_total += y < L.border || x < L.border || y + L.border >= L.h || x + L.border >= L.w;
+    }
+  }
+  for (size_t i = 0; i < L.n; ++i) if (image_bad[i]) add_to_ranges(images, i);
+  for (size_t i = 0; i < L.c; ++i) if (channel_bad[i]) add_to_ranges(channels, i);
+  std::ostringstream os;
+  os << "  wrong images (n): " << format_ranges(images) << " (" << ranges_count(images) << " of "
+     << L.n << ")\n";
+  os << "  wrong channels (c): " << format_ranges(channels) << " (" << ranges_count(channels)
+     << " of " << L.c << ")\n";
+  os << "  where in the " << L.h << " x " << L.w << " image: " << border_wrong
+     << " wrong within " << L.border << " of an edge (" << border_total * L.n * L.c
+     << " such elements), " << interior_wrong << " in the interior\n";
+  if (s > 1) {
+    os << "  by stride phase (h % " << s << ", w % " << s << "):";
+    for (size_t py = 0; py < s; ++py) {
+      for (size_t px = 0; px < s; ++px) os << " (" << py << "," << px << ") " << phase_wrong[py * s + px];
+    }
+    os << "\n";
+  }
+  const size_t ch = first_plane % L.c, img = first_plane / L.c;
+  size_t cell_h = 1, cell_w = 1;
+  while ((L.h + cell_h - 1) / cell_h > 32) cell_h *= 2;
+  while ((L.w + cell_w - 1) / cell_w > 64) cell_w *= 2;
+  const size_t mh = (L.h + cell_h - 1) / cell_h, mw = (L.w + cell_w - 1) / cell_w;
+  os << "  map of image " << img << ", channel " << ch << ", one character per " << cell_h << " x "
+     << cell_w << " pixels ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n";
+  for (size_t my = 0; my < mh; ++my) {
+    std::vector<size_t> wrong(mw), unwritten(mw), size(mw);
+    for (size_t y = my * cell_h; y < std::min(L.h, (my + 1) * cell_h); ++y) {
+      for (size_t x = 0; x < L.w; ++x) {
+        const uint8_t f = first_plane_flags[y * L.w + x];
+        ++size[x / cell_w];
+        if (f) ++wrong[x / cell_w];
+        if (f == 2) ++unwritten[x / cell_w];
+      }
+    }
+    os << "    " << strip(wrong, unwritten, size) << "\n";
+  }
+  r.where = os.str();
+  return r;
+}
+
+std::string CompareResult::report_nd(size_t total) const {
+  std::ostringstream os;
+  os << wrong << " of " << total << " elements wrong";
+  if (never_written > 0) {
+    os << "; " << never_written << " never written (still the NaN poison the harness fills the "
+       << "output with before each launch)";
+  }
+  if (nonfinite > 0) os << "; " << nonfinite << " NaN/Inf";
+  os << "\n  first wrong elements: got / expected" << (exact ? "" : ", allowed error") << "\n";
+  for (const Mismatch& m : first) {
+    os << "    " << name << "[";
+    if (shape == Shape::kNchw) {
+      const size_t c = dims[1], h = dims[2], w = dims[3];
+      os << m.index / (c * h * w) << "][" << (m.index / (h * w)) % c << "][" << (m.index % (h * w)) / w
+         << "][" << m.index % w;
+    } else {
+      os << m.index;
+    }
+    os << "]: ";
+    if (m.never_written) {
+      os << "never written";
+    } else if (exact) {
+      os << static_cast<long long>(m.got);
+    } else {
+      os << format_float(m.got);
+    }
+    os << " / " << (exact ? std::to_string(static_cast<long long>(m.ref)) : format_float(m.ref));
+    if (!exact) os << ", |error| <= " << format_float(m.bound);
+    os << "\n";
+  }
+  os << where;
   return os.str();
 }
 

@@ -40,7 +40,18 @@ uint64_t mix_seed(uint64_t seed, uint64_t salt) {
   return splitmix64(state);
 }
 
+namespace {
+bool g_seed_set = false;
+uint64_t g_seed = 0;
+}  // namespace
+
+void set_test_seed(uint64_t seed) {
+  g_seed = seed;
+  g_seed_set = true;
+}
+
 uint64_t test_seed() {
+  if (g_seed_set) return g_seed;
   const char* env = std::getenv("LABKIT_SEED");
   if (env == nullptr || *env == '\0') return kDefaultSeed;
   try {

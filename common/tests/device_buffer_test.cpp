@@ -7,7 +7,6 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/gpu.hpp"
-#include "labkit/matmul.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit {
@@ -71,49 +70,6 @@ TEST(EventTimerGpu, TimesDeviceWork) {
   const double long_ms = timer.time_ms([] { launch_spin(50'000'000, nullptr); });  // ~25 ms
   EXPECT_GT(long_ms, 5.0);
   EXPECT_GT(long_ms, 10 * short_ms);
-}
-
-void correct(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
-  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kNone);
-}
-void no_guard(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
-  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kNoGuard);
-}
-void skip_last_column(const float* A, const float* B, float* C, int M, int N, int K,
-                      cudaStream_t s) {
-  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kSkipLastColumn);
-}
-void drop_last_k(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
-  launch_harness_matmul(A, B, C, M, N, K, s, HarnessFault::kDropLastK);
-}
-void never_launches(const float*, const float*, float*, int, int, int, cudaStream_t) {}
-
-TEST(CheckMatmulGpu, PassesACorrectKernel) {
-  LABKIT_REQUIRE_GPU();
-  EXPECT_TRUE(check_matmul(&correct, "correct", {127, 129, 33, 1, 2}));
-  EXPECT_TRUE(check_matmul(&correct, "correct", {1, 1, 1, 2, 1}));
-}
-
-TEST(CheckMatmulGpu, ExplainsEachFault) {
-  LABKIT_REQUIRE_GPU();
-  const MatmulCase shape{100, 70, 33, 5, 1};
-  const auto message = [&](MatmulLauncher fn) {
-    const ::testing::AssertionResult r = check_matmul(fn, "faulty", shape);
-    EXPECT_FALSE(r);
-    return std::string(r.message());
-  };
-  const std::string unwritten = message(&never_launches);
-  EXPECT_NE(unwritten.find("7000 never written"), std::string::npos) << unwritten;
-  const std::string column = message(&skip_last_column);
-  EXPECT_NE(column.find("wrong cols: 69 (1 of 70)"), std::string::npos) << column;
-  const std::string k = message(&drop_last_k);
-  // A dropped k term is far outside the bound almost everywhere (a tiny term may hide).
-  EXPECT_NE(k.find("wrong rows: 0-99 (100 of 100)"), std::string::npos) << k;
-  EXPECT_NE(k.find("wrong cols: 0-69 (70 of 70)"), std::string::npos) << k;
-  const std::string guard = message(&no_guard);
-  EXPECT_NE(guard.find("past the end of C"), std::string::npos) << guard;
-  EXPECT_NE(guard.find("M=100 N=70 K=33"), std::string::npos) << guard;
-  EXPECT_NE(guard.find("seed 5"), std::string::npos) << guard;
 }
 
 }  // namespace

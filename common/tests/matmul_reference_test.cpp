@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "labkit/compare.hpp"
-#include "labkit/matmul.hpp"
+#include "labkit/ops/matmul_reference.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit {

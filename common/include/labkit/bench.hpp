@@ -1,14 +1,31 @@
-// Benchmark helpers: event timing on the launch stream, an L2 flush between timed runs,
-// medians, and the interleaved student-vs-baseline loop every lab's benchmark uses.
+// Benchmarks. A lab declares what to time; the framework owns how.
+//
+//   labkit::bench::Spec: the op call (variant, parameters, buffers whose inputs are drawn
+//   fresh for every call), the work (FLOP, minimum bytes), and the baseline: the vendor
+//   library, or a measured-bandwidth roof, run in the judge's own process on the same inputs.
+//
+// For each timed call the framework: draws fresh inputs in the worker (a new seed each call,
+// so no result can be cached or replayed), poisons the outputs, flushes L2, times the launcher
+// with events on its stream AND with the host clock to after a device-wide synchronize (work
+// escaping the stream or done on the CPU is counted), checks both against the judge's own
+// clock, fetches the outputs and verifies them against the baseline's on the same inputs (a
+// wrong call is an error, never a time), then times the baseline after its own L2 flush.
+// It stops when the ratio's 95% interval is narrow, and reports Google Benchmark counters:
+//   ratio, ratio_lo, ratio_hi   baseline time / student time (medians) and its interval
+//   GFLOPS, baseline_GFLOPS, GBps, baseline_GBps, student_ms, baseline_ms, *_iqr, samples
+// Smoke mode (--smoke) runs few calls at small sizes; without a GPU the program exits 77.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "labkit/device_buffer.hpp"
+#include "labkit/judge.hpp"
 
 namespace labkit {
 
@@ -44,15 +61,42 @@ double median(std::vector<double> values);
 // Relative spread of the middle half: (q3 - q1) / median.
 double relative_iqr(std::vector<double> values);
 
-struct PairTimes {
-  std::vector<double> student_ms, baseline_ms;
+// A 95% interval for the median of `values` from order statistics (no distribution assumed).
+std::pair<double, double> median_interval(std::vector<double> values);
+
+namespace bench {
+
+// The baseline's side of one benchmark, in the judge's process and CUDA context.
+class Baseline {
+ public:
+  virtual ~Baseline() = default;
+  // Draws the inputs the worker draws from `seed` (protocol::buffer_seed per buffer).
+  virtual void prepare(uint64_t seed, cudaStream_t stream) = 0;
+  // The timed work.
+  virtual void run(cudaStream_t stream) = 0;
+  // "" when the student's outputs ([buffer] bytes) are right for the inputs of the last
+  // prepare(); else what is wrong and where.
+  virtual std::string verify(const std::vector<Bytes>& outputs, cudaStream_t stream) = 0;
 };
 
-// Alternates student and baseline runs (each after an L2 flush; the student run also after
-// `before_each`, e.g. a re-poison of its output) `iterations` times after `warmup` rounds.
-PairTimes time_interleaved(cudaStream_t stream, const std::function<void()>& student,
-                           const std::function<void()>& baseline,
-                           const std::function<void()>& before_each, int warmup, int iterations,
-                           L2Flusher* flusher);
+struct Spec {
+  std::string name;          // "matmul/v1_naive/4096": what grading.toml names
+  OpCall call;               // buffers with generated sources; inputs[0] for constant ones
+  double flop = 0;           // the work, for GFLOP/s
+  double bytes = 0;          // the minimum bytes moved, for GB/s
+  std::string baseline_name = "baseline";
+  std::function<std::unique_ptr<Baseline>()> baseline;
+  int warmup = 2;            // calls checked but not recorded
+  int min_samples = 8;
+  int max_samples = 20;
+  double target_interval = 0.02;  // stop when (ratio_hi - ratio_lo) / ratio <= this
+  double budget_s = 20;           // stop sampling after this long (min_samples permitting)
+};
 
+// main() of a lab's benchmark program: the labkit flags, --smoke, Google Benchmark's flags;
+// results (Google Benchmark JSON) also to --labkit-results-fd. `specs(smoke)` lists the
+// benchmarks. Exit: 0 all ran and were right, 1 an error, 2 bad flags, 77 no GPU.
+int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke)>& specs);
+
+}  // namespace bench
 }  // namespace labkit

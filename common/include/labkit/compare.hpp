@@ -3,10 +3,15 @@
 // One rule everywhere: an element passes when |got - ref| <= bound, where the bound is
 //   atol + rtol * |ref|                      (uniform_bounds), or
 //   c * sqrt(K) * 2^-24 * (|A||B|)_ij        (matmul_bounds: scaled with the accumulation length)
-// NaN and Inf never pass. Elements that still hold the poison pattern are "never written".
+// or, for integers, got == ref exactly. NaN and Inf never pass. Elements that still hold the
+// poison pattern are "never written". Each shape has its own "where" map: rows, columns and
+// tiles of a matrix; segments (and optional groups, e.g. row lengths) of a vector; images,
+// channels, borders and stride phases of an NCHW tensor.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,16 +20,23 @@
 namespace labkit {
 
 struct Mismatch {
+  size_t index = 0;  // flat index
   size_t row = 0;
   size_t col = 0;
-  float got = 0.0f;
+  double got = 0.0;
   double ref = 0.0;
   double bound = 0.0;
   bool never_written = false;
 };
 
 struct CompareResult {
-  size_t rows = 0, cols = 0;  // the output seen as a rows x cols row-major matrix
+  enum class Shape { kMatrix, kVector, kNchw };
+  Shape shape = Shape::kMatrix;
+  bool exact = false;         // integers: no tolerance
+  std::string name = "C";     // the output's name in messages
+  std::vector<size_t> dims;   // kVector: {n}; kNchw: {n, c, h, w}
+  std::string where;          // kVector / kNchw: the "where" summary
+  size_t rows = 0, cols = 0;  // kMatrix: the output seen as a rows x cols row-major matrix
   size_t wrong = 0;           // elements that fail the rule (never_written and nonfinite included)
   size_t never_written = 0;   // elements still holding the poison pattern
   size_t nonfinite = 0;       // NaN or Inf other than the poison pattern
@@ -35,8 +47,11 @@ struct CompareResult {
   std::vector<std::pair<size_t, size_t>> wrong_rows, wrong_cols;  // ranges [first, last]
 
   bool ok() const { return wrong == 0; }
-  // The full report: summary line, first positions, rows/cols, map.
+  // The full report: summary line, first positions, the shape's "where" map.
   std::string report() const;
+
+ private:
+  std::string report_nd(size_t total) const;
 };
 
 // Compares `got` (rows x cols, row-major) against `ref` with per-element `bound`s.
@@ -44,6 +59,43 @@ struct CompareResult {
 CompareResult compare_matrix(const std::vector<float>& got, const std::vector<double>& ref,
                              const std::vector<double>& bound, size_t rows, size_t cols,
                              size_t tile = 32, size_t max_listed = 5);
+
+// ---- any element type: raw output bytes decoded, poison detected.
+enum class DType { kF32, kF64, kI32, kI64 };
+struct Observed {
+  std::vector<double> values;      // floats
+  std::vector<int64_t> ints;       // integers
+  std::vector<uint8_t> unwritten;  // 1 where the poison pattern is still there
+  size_t size() const { return unwritten.size(); }
+};
+Observed observe(const std::vector<uint8_t>& bytes, DType dtype);
+
+// ---- 1D: a vector seen in segments of `segment` elements (a reduction's blocks, a row
+// range); `group`, when set, names each element's group (e.g. "rows of length 33-64") and the
+// report counts wrong elements per group.
+struct VectorLayout {
+  size_t n = 0;
+  size_t segment = 256;
+  std::function<std::string(size_t)> group;
+  std::string name = "y";
+};
+CompareResult compare_vector(const Observed& got, const std::vector<double>& ref,
+                             const std::vector<double>& bound, const VectorLayout& layout,
+                             size_t max_listed = 5);
+CompareResult compare_vector_exact(const Observed& got, const std::vector<int64_t>& ref,
+                                   const VectorLayout& layout, size_t max_listed = 5);
+
+// ---- NCHW: which images and channels are wrong, and where in the image: borders (within
+// `border` of an edge: padding), interior, and the stride phase (h % stride, w % stride).
+struct NchwLayout {
+  size_t n = 1, c = 1, h = 1, w = 1;
+  size_t border = 1;
+  size_t stride = 1;
+  std::string name = "y";
+};
+CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
+                           const std::vector<double>& bound, const NchwLayout& layout,
+                           size_t max_listed = 5);
 
 // bound_i = atol + rtol * |ref_i|
 std::vector<double> uniform_bounds(const std::vector<double>& ref, double atol, double rtol);

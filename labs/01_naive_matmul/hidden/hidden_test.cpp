@@ -1,24 +1,23 @@
-// Lab 01 hidden tests (dropped from the student release). Inputs come from LABKIT_SEED,
-// which the grader draws fresh for every grading and records in the results.
+// Lab 01 hidden tests (dropped from the student release). Inputs come from the judge's seed,
+// which the grader derives from the submission and sends after start-up (LABKIT_SEED replays
+// it locally).
 //
 // What each shape is for:
 //   primes and non-multiples: any block shape leaves partial tiles -> the bounds guard
 //   M != N, tall and wide: a row/col mix-up is wrong (not just slow) off the diagonal
 //   K = 1 and long K: off-by-one in the K loop, accumulator start value
 //   repeated calls: fresh inputs every call, so nothing may be cached between calls
-#include <tuple>
-
 #include <gtest/gtest.h>
 
 #include "labkit/gpu.hpp"
-#include "labkit/matmul.hpp"
+#include "labkit/ops/matmul.hpp"
 #include "labkit/random.hpp"
-#include "matmul.h"
 #include "tests/shapes.hpp"
 
 namespace {
 
 using lab01::Shape;
+namespace mm = labkit::ops::matmul;
 
 constexpr Shape kHiddenShapes[] = {
     {2, 3, 5},        {97, 101, 103},  {257, 263, 269},  {31, 33, 17},     {33, 31, 65},
@@ -33,26 +32,25 @@ TEST_P(MatmulHidden, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
   const auto& [variant, s] = GetParam();
   const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 1000003u * s.M + 1009u * s.N + s.K);
-  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+  LABKIT_EXPECT_OK(mm::check(variant, {s.M, s.N, s.K, seed, 1}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulHidden,
-    ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kHiddenShapes)),
+    ::testing::Combine(::testing::ValuesIn(lab01::kVariants), ::testing::ValuesIn(kHiddenShapes)),
     lab01::variant_shape_name);
 
-class MatmulHiddenRepeat : public ::testing::TestWithParam<MatmulVariant> {};
+class MatmulHiddenRepeat : public ::testing::TestWithParam<std::string> {};
 
-// Three calls on one shape, fresh inputs each: a kernel that caches or reuses a previous
-// result, or depends on what C held before, fails here.
+// Three calls on one shape with the same buffers, fresh inputs each: a kernel that caches or
+// reuses a previous result, or depends on what C held before, fails here.
 TEST_P(MatmulHiddenRepeat, FreshInputsEveryCall) {
   LABKIT_REQUIRE_GPU();
-  const MatmulVariant& variant = GetParam();
   const uint64_t seed = labkit::mix_seed(labkit::test_seed(), 77);
-  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {300, 200, 100, seed, 3}));
+  LABKIT_EXPECT_OK(mm::check(GetParam(), {300, 200, 100, seed, 3}));
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, MatmulHiddenRepeat, ::testing::ValuesIn(kMatmulVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Variants, MatmulHiddenRepeat, ::testing::ValuesIn(lab01::kVariants),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace

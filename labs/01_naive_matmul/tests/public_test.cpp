@@ -1,18 +1,18 @@
 // Lab 01 public tests: every variant in matmul.h against a double-precision CPU reference.
 // Fixed seeds, so a failure here repeats exactly. Run them with
-//   ./build/dev/labs/01_naive_matmul/01_naive_matmul_test --gtest_filter='*MatmulPublic*'
-#include <tuple>
-
+//   cmake --workflow --preset student
+// or one by one:
+//   ./build/student/labs/01_naive_matmul/01_naive_matmul_test --gtest_filter='*MatmulPublic*'
 #include <gtest/gtest.h>
 
 #include "labkit/gpu.hpp"
-#include "labkit/matmul.hpp"
-#include "matmul.h"
+#include "labkit/ops/matmul.hpp"
 #include "shapes.hpp"
 
 namespace {
 
 using lab01::Shape;
+namespace mm = labkit::ops::matmul;
 
 // Small to medium, square and not, multiples of common block shapes and not.
 constexpr Shape kPublicShapes[] = {
@@ -25,31 +25,26 @@ TEST_P(MatmulPublic, MatchesCpuReference) {
   LABKIT_REQUIRE_GPU();
   const auto& [variant, s] = GetParam();
   const uint64_t seed = 1000003u * s.M + 1009u * s.N + s.K;  // fixed per shape
-  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, {s.M, s.N, s.K, seed, 1}));
+  LABKIT_EXPECT_OK(mm::check(variant, {s.M, s.N, s.K, seed, 1}));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, MatmulPublic,
-    ::testing::Combine(::testing::ValuesIn(kMatmulVariants), ::testing::ValuesIn(kPublicShapes)),
+    ::testing::Combine(::testing::ValuesIn(lab01::kVariants), ::testing::ValuesIn(kPublicShapes)),
     lab01::variant_shape_name);
 
-}  // namespace
-
-namespace {
-
-class MatmulPublicStream : public ::testing::TestWithParam<MatmulVariant> {};
+class MatmulPublicStream : public ::testing::TestWithParam<std::string> {};
 
 // The launcher is recorded into a CUDA graph from its stream and replayed: all of its work
 // must go onto the stream it is given (no default-stream launch, no cudaMemcpy inside).
 TEST_P(MatmulPublicStream, LaunchesOnTheGivenStream) {
   LABKIT_REQUIRE_GPU();
-  const MatmulVariant& variant = GetParam();
-  labkit::MatmulCase c{96, 80, 40, 4242, 1};
+  mm::Case c{96, 80, 40, 4242, 1};
   c.capture = true;
-  LABKIT_EXPECT_OK(labkit::check_matmul(variant.fn, variant.name, c));
+  LABKIT_EXPECT_OK(mm::check(GetParam(), c));
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, MatmulPublicStream, ::testing::ValuesIn(kMatmulVariants),
-                         [](const auto& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Variants, MatmulPublicStream, ::testing::ValuesIn(lab01::kVariants),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -1,0 +1,64 @@
+// The one check protocol every lab's tests use. A lab describes an op call (its inputs, its
+// buffers) and how to verify one call's outputs; the protocol does the rest, the same way for
+// every lab:
+//   - the call runs in the worker, on guarded buffers with poisoned outputs;
+//   - optionally under stream capture (all of the launcher's work must go onto `stream`);
+//   - several calls on fresh inputs in one request (nothing may be cached between calls);
+//   - inputs must come back unchanged, canary zones intact;
+//   - a launch error, a fault, a crash or a hang fails this test only, with what happened;
+//   - a failing call is re-run under compute-sanitizer memcheck when the judge has one, and
+//     the finding (kind, kernel, source line) goes into the message;
+//   - every failure ends with the line that replays it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "labkit/judge.hpp"
+
+namespace labkit {
+
+struct CheckSpec {
+  std::string what;  // "v1_naive on M=127 N=129 K=33 [seed 5]"
+  OpCall call;
+  // Verifies call `c`'s outputs ([buffer] bytes, empty for inputs): "" when right, else the
+  // mismatch report (what is wrong and where).
+  std::function<std::string(int c, const std::vector<Bytes>& outputs)> verify;
+  // Lab-specific advice appended to a launch error and to a fault.
+  std::string launch_hint =
+      "check the grid and block shape your launcher computes for this size (at most 1024 "
+      "threads per block, every grid dimension >= 1, grid.y and grid.z <= 65535)";
+  std::string fault_hint =
+      "an illegal address usually means an index past the end of a buffer (bounds guard, "
+      "row/col mix-up, loop bounds)";
+};
+
+::testing::AssertionResult check(const CheckSpec& spec);
+
+// A graded race check: runs `spec`'s call once under compute-sanitizer racecheck (slow: keep
+// it small). Fails with the hazards found; skips (visibly) when the judge has no sanitizer.
+::testing::AssertionResult check_races(const CheckSpec& spec);
+bool sanitizer_available();
+
+// How a failed check ended, for the results stream: "failed", "crashed" or "timeout".
+// Reset at the start of every test by the judge's listener.
+const std::string& last_failure_kind();
+void reset_failure_kind();
+
+// "  replay: LABKIT_SEED=<seed> <this judge> --gtest_filter='<current test>'"
+std::string replay_hint();
+
+// The canary report for buffer `b` of a call, "" when intact.
+std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& g);
+
+}  // namespace labkit
+
+// Records a failure with just the check's own message (no "Value of: ... Actual: false").
+#define LABKIT_EXPECT_OK(check_expr)                                    \
+  do {                                                                  \
+    const ::testing::AssertionResult labkit_result_ = (check_expr);     \
+    if (!labkit_result_) ADD_FAILURE() << labkit_result_.message();     \
+  } while (0)

@@ -1,0 +1,115 @@
+// The judge's side of the worker protocol: starts the student's worker in a sandbox, sends it
+// requests, checks every reply, and survives whatever the worker does (crash, hang, garbage,
+// a sticky CUDA error): the request in flight fails, the next one gets a fresh worker.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "labkit/protocol.hpp"
+
+namespace labkit {
+
+struct WorkerOptions {
+  std::string path;            // the worker binary
+  double call_timeout_s = 60;  // one request; a hang is killed after this
+  std::string sanitizer;       // compute-sanitizer, for re-runs of failing calls ("" = none)
+};
+
+// Set by the judge's main from its command line (--labkit-worker, --labkit-call-timeout,
+// --labkit-sanitizer); the default worker is <this program's name, _test/_bench -> _worker>.
+void set_worker_options(const WorkerOptions& options);
+const WorkerOptions& worker_options();
+
+// One buffer of an op call, in the order the op family's launcher takes them.
+struct BufferSpec {
+  std::string name;                 // "C": for messages
+  protocol::Role role = protocol::Role::kInput;
+  uint32_t elem_size = 4;
+  uint64_t count = 0;
+  std::vector<uint64_t> dims;       // for messages: {rows, cols}, {n}, {n, c, h, w}
+  protocol::Source source = protocol::Source::kArena;  // benchmarks may generate inputs
+  double lo = -1.0, hi = 1.0;       // generator range
+  uint64_t bytes() const { return count * elem_size; }
+};
+
+using Bytes = std::vector<uint8_t>;
+
+// What the judge asks the worker to run.
+struct OpCall {
+  std::string variant;
+  std::vector<int64_t> params;
+  std::vector<BufferSpec> buffers;
+  std::vector<std::vector<Bytes>> inputs;  // [call][buffer]; empty for outputs; 1..8 calls
+  bool capture = false;                    // record under stream capture (the stream rule)
+};
+
+enum class Outcome {
+  kOk,
+  kLaunchError,     // the launch was refused (bad grid/block)
+  kRunError,        // the kernel faulted while running
+  kCaptureProblem,  // not all of the launcher's work went onto its stream
+  kCrashed,         // the worker process died
+  kTimeout,         // killed after the call timeout
+  kProtocolError,   // the worker sent something that is not a valid reply
+  kNoDevice,        // the worker could not use the GPU
+  kRefused,         // unknown variant, bad request, out of memory
+};
+const char* outcome_name(Outcome o);
+
+struct OpResult {
+  Outcome outcome = Outcome::kOk;
+  std::string message;          // what the worker or the judge saw
+  int cuda_error = 0;
+  int failed_call = 0;
+  std::vector<std::vector<Bytes>> outputs;  // [call][buffer]; empty for inputs
+  std::vector<protocol::GuardInfo> guards;  // per buffer, worst over the calls
+  uint32_t inputs_changed = 0;              // bit b: input buffer b changed
+  std::string log;                          // the worker's own output during the call (tail)
+  bool ok() const { return outcome == Outcome::kOk; }
+};
+
+struct TimedCall {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+  double event_ms = 0;  // the worker's events around the launcher
+  double host_ms = 0;   // the worker's host clock, to after a device-wide sync
+  double judge_ms = 0;  // this process's clock around the whole request
+};
+
+class Worker {
+ public:
+  explicit Worker(WorkerOptions options);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  OpResult run(const OpCall& call);
+
+  // Benchmarks: one shape set up once, then prepare/timed/fetch per call.
+  OpResult bench_setup(const OpCall& call);  // inputs[0] holds constant (kArena) inputs
+  OpResult bench_prepare(uint64_t seed);
+  TimedCall bench_timed(bool launch = true);
+  OpResult bench_fetch();                    // outputs[0][b]
+
+  // Re-runs `call` in a fresh worker under compute-sanitizer (`tool`: memcheck, racecheck) and
+  // returns its findings, "" when it found nothing; `clean` is set when the tool ran and
+  // reported no error.
+  std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr);
+
+  // "uid 65534 (dropped from root)" or "same user as the judge"; the GPU the worker sees.
+  std::string sandbox();
+  std::string device();
+  std::vector<std::string> variants();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The judge's one worker, started on first use with worker_options().
+Worker& shared_worker();
+
+}  // namespace labkit

@@ -1,0 +1,24 @@
+// Start-up shared by the judges (the test and the benchmark programs): reads the labkit flags
+// (--labkit-worker, --labkit-results-fd, --labkit-seed-stdin, --labkit-call-timeout,
+// --labkit-sanitizer) out of argv, hardens the process, and sets the seed.
+#pragma once
+
+#include <string>
+
+namespace labkit {
+
+struct JudgeArgs {
+  int results_fd = -1;  // where results go (-1: console only)
+  bool smoke = false;   // benchmarks: --smoke
+};
+
+// Removes the labkit flags from argv. Throws std::invalid_argument with a usage message.
+JudgeArgs parse_judge_args(int& argc, char** argv);
+
+// Writes all of `text` to `fd` (results are small); false on failure.
+bool write_all(int fd, const std::string& text);
+
+// A JSON string literal.
+std::string json_quote(const std::string& text);
+
+}  // namespace labkit

@@ -1,0 +1,30 @@
+// The matmul op family, judge side (labs 01-04): C[M x N] = A[M x K] * B[K x N], row-major
+// float32. A lab's tests pick shapes and seeds; this file knows the buffers, the inputs, the
+// double-precision reference, the error bound and the row/column/tile "where" map.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "labkit/check.hpp"
+#include "labkit/ops/matmul_reference.hpp"
+
+namespace labkit::ops::matmul {
+
+struct Case {
+  int M = 1, N = 1, K = 1;
+  uint64_t seed = 1;
+  int calls = 1;         // > 1: call again on fresh inputs each time (same buffers), check each
+  bool capture = false;  // record the launcher under stream capture: all work onto `stream`
+};
+
+// Runs variant `variant` of the lab's worker on random A, B from the seed and checks every
+// element of C, the canaries, and that A and B are unchanged.
+::testing::AssertionResult check(const std::string& variant, const Case& c);
+
+// The CheckSpec behind check(), for labs that add their own hints or checks (racecheck).
+CheckSpec spec(const std::string& variant, const Case& c);
+
+}  // namespace labkit::ops::matmul

@@ -1,0 +1,118 @@
+// The judge <-> worker wire format. The worker runs the student's code; the judge holds the
+// reference, the comparison and the clock. Messages are fixed-size plain structs sent over
+// pipes; bulk data (inputs, outputs) lives in a shared memory arena both processes map.
+// The judge checks every field of every reply: a worker is untrusted.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace labkit::protocol {
+
+inline constexpr uint32_t kMagic = 0x4C424B32u;  // "LBK2"
+inline constexpr int kMaxParams = 16;
+inline constexpr int kMaxBuffers = 8;
+inline constexpr int kMaxCalls = 8;
+inline constexpr int kMaxVariants = 16;
+inline constexpr int kNameLen = 64;
+
+// The worker's descriptors (dup2'ed there by the judge before exec).
+inline constexpr int kRequestFd = 3;
+inline constexpr int kReplyFd = 4;
+inline constexpr int kArenaFd = 5;
+
+enum class Op : uint32_t {
+  kHello = 1,         // initialise CUDA; reply: device, variant names
+  kRun = 2,           // correctness: `calls` input sets from the arena, outputs back into it
+  kBenchSetup = 3,    // allocate one benchmark shape's buffers; constant inputs from the arena
+  kBenchPrepare = 4,  // fresh generated inputs from `seed`, poisoned outputs, L2 flushed, idle
+  kBenchTimed = 5,    // one timed launcher call: events and host clock, device-wide sync
+  kBenchNoop = 6,     // the same without the launcher (calibrates the timing overhead)
+  kBenchFetch = 7,    // copy the outputs into the arena
+  kQuit = 8,
+};
+
+enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };
+
+// Where a buffer's contents come from.
+enum class Source : uint32_t {
+  kArena = 0,        // bytes written by the judge into the arena
+  kUniformF32 = 1,   // benchmark: fresh per call, labkit::uniform_f32(seed, i, lo, hi) on device
+  kUniformI32 = 2,   // benchmark: fresh per call, labkit::uniform_i32(seed, i, lo, hi) on device
+};
+
+struct BufferDesc {
+  uint32_t role = 0;        // Role
+  uint32_t elem_size = 0;   // bytes per element: 1, 2, 4 or 8
+  uint64_t count = 0;       // elements
+  uint64_t in_offset = 0;   // arena offset of call 0's input bytes; call c at + c * bytes
+  uint64_t out_offset = 0;  // arena offset where call 0's output goes; call c at + c * bytes
+  uint32_t source = 0;      // Source
+  uint32_t reserved = 0;
+  double lo = 0, hi = 0;    // generator range (benchmark sources)
+};
+
+enum Flags : uint32_t {
+  kFlagCapture = 1u << 0,   // record the launcher under stream capture, then replay the graph
+};
+
+struct Request {
+  uint32_t magic = kMagic;
+  uint32_t op = 0;          // Op
+  uint32_t flags = 0;
+  uint32_t calls = 1;       // kRun: input sets, 1..kMaxCalls
+  char variant[kNameLen] = {};
+  uint32_t n_params = 0;
+  uint32_t n_buffers = 0;
+  int64_t params[kMaxParams] = {};
+  BufferDesc buffers[kMaxBuffers] = {};
+  uint64_t arena_bytes = 0;  // the arena's current size (the worker remaps when it grew)
+  uint64_t seed = 0;         // kBenchPrepare
+};
+
+enum class Status : uint32_t {
+  kOk = 0,
+  kLaunchError = 1,     // cudaGetLastError after the launcher: bad configuration
+  kRunError = 2,        // the kernel failed while running (sticky: the worker exits after)
+  kCaptureProblem = 3,  // the launcher's work did not all go onto its stream
+  kBadRequest = 4,      // the worker could not make sense of the request
+  kNoDevice = 5,        // CUDA could not be initialised
+  kUnknownVariant = 6,
+  kOutOfMemory = 7,
+};
+
+struct GuardInfo {
+  uint64_t before = 0;          // changed canary elements before element 0
+  uint64_t after = 0;           // changed canary elements after the last element
+  uint64_t first_after = 0;     // offset past the end of the first changed one
+  uint64_t nearest_before = 0;  // distance before element 0 of the nearest changed one
+};
+
+struct Reply {
+  uint32_t magic = kMagic;
+  uint32_t status = 0;        // Status
+  int32_t cuda_error = 0;     // cudaError_t of a failure
+  uint32_t failed_call = 0;   // kRun: which input set failed
+  char message[1024] = {};
+  GuardInfo guards[kMaxBuffers] = {};  // worst over the calls, per buffer
+  uint32_t inputs_changed = 0;         // bit b: input buffer b differed after some call
+  uint32_t reserved = 0;
+  double event_ms = 0;        // kBenchTimed/kBenchNoop: between events on the stream
+  double host_ms = 0;         // and on the host clock, to after a device-wide sync
+  char device[128] = {};
+  uint32_t n_variants = 0;
+  char variants[kMaxVariants][kNameLen] = {};
+};
+
+// Canary zone size on each side of every device buffer, in bytes.
+inline constexpr uint64_t kGuardBytes = uint64_t{1} << 16;
+
+inline uint64_t buffer_bytes(const BufferDesc& b) { return b.count * b.elem_size; }
+
+// The generator seed of buffer `b` for a benchmark call drawn from `seed`: the worker and the
+// judge's baseline draw the same inputs with it.
+inline uint64_t buffer_seed(uint64_t seed, uint32_t b) {
+  return seed ^ (0x9E3779B97F4A7C15ull * (b + 1));
+}
+
+}  // namespace labkit::protocol

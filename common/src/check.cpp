@@ -1,0 +1,152 @@
+#include "labkit/check.hpp"
+
+#include <sstream>
+
+#include "labkit/cuda_check.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit {
+namespace {
+
+std::string g_failure_kind = "failed";
+int g_sanitizer_budget = 2;  // memcheck re-runs per judge process: each costs seconds
+
+std::string call_label(const CheckSpec& spec, int c) {
+  std::ostringstream os;
+  os << spec.what;
+  const size_t calls = spec.call.inputs.size();
+  if (calls > 1) os << " (call " << c + 1 << " of " << calls << ", fresh inputs each)";
+  return os.str();
+}
+
+std::string indent(const std::string& text, const std::string& prefix = "  ") {
+  std::istringstream in(text);
+  std::string line, out;
+  while (std::getline(in, line)) out += prefix + line + "\n";
+  return out;
+}
+
+// Re-runs the failing call under memcheck (budgeted) and returns what it found.
+std::string memcheck_findings(const CheckSpec& spec) {
+  if (worker_options().sanitizer.empty() || g_sanitizer_budget <= 0) return "";
+  --g_sanitizer_budget;
+  const std::string found = shared_worker().sanitize(spec.call, "memcheck");
+  if (found.empty()) return "";
+  return "compute-sanitizer memcheck, re-running this call:\n" + found;
+}
+
+}  // namespace
+
+const std::string& last_failure_kind() { return g_failure_kind; }
+void reset_failure_kind() { g_failure_kind = "failed"; }
+bool sanitizer_available() { return !worker_options().sanitizer.empty(); }
+
+std::string replay_hint() {
+  std::ostringstream os;
+  os << "  replay: LABKIT_SEED=" << test_seed() << " <this lab's _test program>";
+  if (const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info()) {
+    os << " --gtest_filter='" << info->test_suite_name() << "." << info->name() << "'";
+  }
+  os << "\n";
+  return os.str();
+}
+
+std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& g) {
+  if (g.before == 0 && g.after == 0) return "";
+  std::ostringstream os;
+  const std::string& name = buffer.name;
+  const uint64_t words_per_elem = std::max<uint64_t>(buffer.elem_size / 4, 1);
+  if (g.after > 0) {
+    const uint64_t offset = g.first_after / words_per_elem;
+    const uint64_t index = buffer.count + offset;
+    os << "the kernel wrote past the end of " << name;
+    if (buffer.dims.size() == 2) {
+      const uint64_t rows = buffer.dims[0], cols = std::max<uint64_t>(buffer.dims[1], 1);
+      os << " (" << rows << " x " << buffer.dims[1] << "): the first at " << name << "[" << index
+         << "], which would be row " << rows + offset / cols << ", col " << offset % cols
+         << " of a larger matrix - a thread outside the matrix wrote (missing bounds guard?)\n";
+    } else {
+      os << " (" << buffer.count << " elements): the first at " << name << "[" << index
+         << "] - a thread past the last element wrote (missing bounds guard?)\n";
+    }
+  }
+  if (g.before > 0) {
+    os << "the kernel wrote before the start of " << name << ", the nearest at " << name << "[-"
+       << (g.nearest_before + words_per_elem - 1) / words_per_elem << "] (negative index?)\n";
+  }
+  if (buffer.role == protocol::Role::kInput) os << "  (" << name << " is an input: read-only)\n";
+  return os.str();
+}
+
+::testing::AssertionResult check(const CheckSpec& spec) {
+  const OpResult r = shared_worker().run(spec.call);
+  const int c = r.failed_call;
+  auto fail = [&](const std::string& kind, const std::string& body) {
+    g_failure_kind = kind;
+    std::string message = call_label(spec, c) + ": " + body;
+    if (!message.empty() && message.back() != '\n') message += "\n";
+    if (!r.log.empty() && kind != "failed") {
+      message += "  the worker's last output:\n" + indent(r.log, "    ");
+    }
+    if (kind != "timeout") message += memcheck_findings(spec);
+    message += replay_hint();
+    return ::testing::AssertionFailure() << message;
+  };
+  switch (r.outcome) {
+    case Outcome::kOk: break;
+    case Outcome::kLaunchError:
+      return fail("failed", "the launch failed: " + r.message + "\n  " + spec.launch_hint);
+    case Outcome::kRunError:
+      return fail("crashed", "the kernel failed while running: " + r.message + "\n  " +
+                                 spec.fault_hint);
+    case Outcome::kCaptureProblem: return fail("failed", r.message);
+    case Outcome::kCrashed:
+      return fail("crashed", r.message + " (did the code call exit() or abort(), or crash?)");
+    case Outcome::kTimeout:
+      return fail("timeout", r.message +
+                                 ": a kernel that never ends (a loop whose condition never "
+                                 "changes?) or a launcher that waits forever");
+    case Outcome::kProtocolError: return fail("crashed", r.message);
+    case Outcome::kNoDevice: return fail("crashed", r.message);
+    case Outcome::kRefused: return fail("failed", "the worker refused the call: " + r.message);
+  }
+
+  std::string problems;
+  for (size_t b = 0; b < spec.call.buffers.size(); ++b) {
+    problems += describe_guard(spec.call.buffers[b], r.guards[b]);
+    if (r.inputs_changed & (1u << b)) {
+      problems += "the kernel changed its input " + spec.call.buffers[b].name +
+                  " (inputs are read-only)\n";
+    }
+  }
+  for (size_t call = 0; call < r.outputs.size(); ++call) {
+    const std::string wrong = spec.verify(static_cast<int>(call), r.outputs[call]);
+    if (!wrong.empty() || (!problems.empty() && call + 1 == r.outputs.size())) {
+      g_failure_kind = "failed";
+      std::string message = call_label(spec, static_cast<int>(call)) + ": " + wrong + problems;
+      if (wrong.empty()) message += "(every output element is right)\n";
+      message += memcheck_findings(spec);
+      message += replay_hint();
+      return ::testing::AssertionFailure() << message;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult check_races(const CheckSpec& spec) {
+  if (!sanitizer_available()) {
+    return ::testing::AssertionFailure()
+           << spec.what << ": no compute-sanitizer, so the race check could not run";
+  }
+  bool clean = false;
+  const std::string found = shared_worker().sanitize(spec.call, "racecheck", &clean);
+  if (clean) return ::testing::AssertionSuccess();
+  g_failure_kind = "failed";
+  return ::testing::AssertionFailure()
+         << spec.what << ": compute-sanitizer racecheck found shared-memory hazards (threads "
+         << "of a block read and write the same shared location without a __syncthreads() "
+         << "between them):\n"
+         << (found.empty() ? "  (no details)\n" : found) << replay_hint();
+}
+
+}  // namespace labkit

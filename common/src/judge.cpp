@@ -1,0 +1,728 @@
+// The judge's worker client: process management, the sandbox, and reply validation.
+#include "labkit/judge.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace labkit {
+namespace {
+
+namespace p = ::labkit::protocol;
+namespace fs = std::filesystem;
+
+constexpr uid_t kNobody = 65534;
+constexpr gid_t kNogroup = 65534;
+constexpr rlim_t kLogLimit = 16u << 20;  // the worker's output per process, bytes
+
+WorkerOptions g_options;
+bool g_options_set = false;
+
+std::string default_worker_path() {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  std::string name = self.filename().string();
+  for (const char* suffix : {"_test", "_bench"}) {
+    const std::string s(suffix);
+    if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) {
+      name = name.substr(0, name.size() - s.size());
+      break;
+    }
+  }
+  return (self.parent_path() / (name + "_worker")).string();
+}
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+std::string describe_wait(int status) {
+  std::ostringstream os;
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    os << "killed by signal " << sig << " (" << strsignal(sig) << ")";
+  } else if (WIFEXITED(status)) {
+    os << "exited with code " << WEXITSTATUS(status);
+  } else {
+    os << "ended (status " << status << ")";
+  }
+  return os.str();
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The worker's environment: nothing of the judge's beyond what the CUDA driver needs.
+std::vector<std::string> worker_environment(const std::string& home) {
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C",
+                                  "CUDA_CACHE_DISABLE=1"};
+  for (const char* keep : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH",
+                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"}) {
+    if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  }
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// fork + exec of `exe_fd` with fds[i] placed at descriptor i (fds[i] < 0: /dev/null), in a new
+// process group, as nobody when `drop` (we are root), dying with the judge. Returns the pid.
+// Between fork and exec only async-signal-safe calls are made.
+pid_t spawn(int exe_fd, std::vector<std::string> argv_s, std::vector<std::string> env_s,
+            const std::vector<int>& fds, bool drop, const std::string& cwd) {
+  std::vector<char*> argv = c_strings(argv_s);
+  std::vector<char*> envp = c_strings(env_s);
+  const int devnull = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    if (devnull >= 0) ::close(devnull);
+    return -1;
+  }
+  if (pid > 0) {
+    if (devnull >= 0) ::close(devnull);
+    ::setpgid(pid, pid);
+    return pid;
+  }
+  // ---- child
+  ::setpgid(0, 0);
+  // Move every source descriptor above the target range first, so the dup2s cannot clobber
+  // one another; then place them.
+  const int base = 64;
+  const int exe = ::fcntl(exe_fd, F_DUPFD_CLOEXEC, base + 16);
+  int moved[16];
+  const int n = static_cast<int>(fds.size());
+  for (int i = 0; i < n && i < 16; ++i) {
+    moved[i] = ::fcntl(fds[i] >= 0 ? fds[i] : devnull, F_DUPFD, base);
+  }
+  for (int i = 0; i < n && i < 16; ++i) ::dup2(moved[i], i);
+  for (int fd = n; fd < 1024; ++fd) {
+    if (fd != exe) ::close(fd);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &dfl, nullptr);
+  struct sigaction ign {};
+  ign.sa_handler = SIG_IGN;
+  ::sigaction(SIGXFSZ, &ign, nullptr);  // output past the limit fails, it does not kill
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct rlimit fsize {kLogLimit, kLogLimit};
+  ::setrlimit(RLIMIT_FSIZE, &fsize);
+  struct rlimit core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &core);
+  if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(120);
+  if (drop) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNogroup) != 0 || ::setuid(kNobody) != 0) {
+      ::_exit(121);
+    }
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // after setuid, which clears it
+  if (::getppid() != parent) ::_exit(122);
+  ::fexecve(exe, argv.data(), envp.data());
+  ::_exit(123);
+}
+
+bool write_full(int fd, const void* data, size_t size) {
+  const auto* in = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, in, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    in += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads exactly `size` bytes unless the deadline passes (-1) or the pipe closes (0).
+int read_until(int fd, void* data, size_t size, double deadline_ms) {
+  auto* out = static_cast<char*>(data);
+  while (size > 0) {
+    const double left = deadline_ms - now_ms();
+    if (left <= 0) return -1;
+    pollfd pfd{fd, POLLIN, 0};
+    const int r = ::poll(&pfd, 1, static_cast<int>(std::min(left, 1e9)) + 1);
+    if (r < 0 && errno == EINTR) continue;
+    if (r == 0) return -1;
+    const ssize_t n = ::read(fd, out, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0;
+    out += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 1;
+}
+
+std::string tail_of(const std::string& text, size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  const size_t cut = text.find('\n', text.size() - max_chars);
+  return "[...]\n" + text.substr(cut == std::string::npos ? text.size() - max_chars : cut + 1);
+}
+
+// compute-sanitizer's report, cut to the findings a student acts on: the kind of error, the
+// kernel and source line, the thread, and the summary.
+std::string summarize_sanitizer(const std::string& out) {
+  std::istringstream in(out);
+  std::string line;
+  std::vector<std::string> keep;
+  int findings = 0;
+  static const std::regex at_re(R"(at (.+?)\+0x[0-9a-f]+ in (?:.*/)?([^/\s]+:\d+))");
+  while (std::getline(in, line)) {
+    if (line.rfind("=========", 0) != 0) continue;
+    std::string body = line.substr(9);
+    while (!body.empty() && body.front() == ' ') body.erase(body.begin());
+    if (body.empty()) continue;
+    const bool summary = body.find("SUMMARY") != std::string::npos;
+    const bool start = body.rfind("Invalid ", 0) == 0 || body.rfind("Error", 0) == 0 ||
+                       body.find("Race reported") != std::string::npos ||
+                       body.find("hazard") != std::string::npos ||
+                       body.rfind("Uninitialized", 0) == 0 || body.rfind("Misaligned", 0) == 0 ||
+                       body.rfind("Out-of-range", 0) == 0 || body.rfind("Barrier", 0) == 0 ||
+                       body.rfind("Program hit", 0) == 0;
+    if (start && !summary) {
+      if (++findings > 3) continue;
+      keep.push_back("  " + body);
+      continue;
+    }
+    if (summary) {
+      keep.push_back("  " + body);
+      continue;
+    }
+    if (findings > 3 || findings == 0) continue;
+    std::smatch m;
+    if (std::regex_search(body, m, at_re)) {
+      keep.push_back("    at " + m[1].str() + " (" + m[2].str() + ")");
+    } else if (body.rfind("by thread", 0) == 0 || body.rfind("Address", 0) == 0 ||
+               body.rfind("Write Thread", 0) == 0 || body.rfind("Read Thread", 0) == 0) {
+      keep.push_back("    " + body);
+    }
+  }
+  if (findings > 3) keep.push_back("  (" + std::to_string(findings - 3) + " more findings)");
+  std::string text;
+  for (const auto& k : keep) text += k + "\n";
+  return text;
+}
+
+}  // namespace
+
+void set_worker_options(const WorkerOptions& options) {
+  g_options = options;
+  g_options_set = true;
+}
+
+const WorkerOptions& worker_options() {
+  if (!g_options_set) {
+    g_options.path = default_worker_path();
+    g_options_set = true;
+  }
+  if (g_options.path.empty()) g_options.path = default_worker_path();
+  return g_options;
+}
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kOk: return "ok";
+    case Outcome::kLaunchError: return "launch_error";
+    case Outcome::kRunError: return "run_error";
+    case Outcome::kCaptureProblem: return "capture_problem";
+    case Outcome::kCrashed: return "crashed";
+    case Outcome::kTimeout: return "timeout";
+    case Outcome::kProtocolError: return "protocol_error";
+    case Outcome::kNoDevice: return "no_device";
+    case Outcome::kRefused: return "refused";
+  }
+  return "?";
+}
+
+struct Worker::Impl {
+  WorkerOptions options;
+  pid_t pid = -1;
+  int req_fd = -1, rep_fd = -1;
+  int arena_fd = -1, log_fd = -1;
+  char* arena = nullptr;
+  uint64_t arena_size = 0;
+  bool drop = ::geteuid() == 0;  // root: run the worker as nobody
+  std::string sandbox_note;
+  std::string device;
+  std::vector<std::string> variants;
+  std::string scratch;
+  std::string start_error;
+
+  explicit Impl(WorkerOptions o) : options(std::move(o)) {
+    arena_fd = ::memfd_create("labkit-arena", MFD_CLOEXEC);
+    log_fd = ::memfd_create("labkit-worker-log", MFD_CLOEXEC);
+    if (arena_fd < 0 || log_fd < 0) throw std::runtime_error(errno_text("memfd_create"));
+    ::fcntl(log_fd, F_SETFL, O_APPEND);
+    char tmpl[] = "/tmp/labkit-worker-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error(errno_text("mkdtemp"));
+    scratch = tmpl;
+    ::chmod(scratch.c_str(), 0700);
+    if (drop && ::chown(scratch.c_str(), kNobody, kNogroup) != 0) drop = false;
+  }
+
+  ~Impl() {
+    stop();
+    if (arena != nullptr) ::munmap(arena, arena_size);
+    if (arena_fd >= 0) ::close(arena_fd);
+    if (log_fd >= 0) ::close(log_fd);
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+  }
+
+  void ensure_arena(uint64_t bytes) {
+    bytes = std::max<uint64_t>(bytes, 4096);
+    if (bytes <= arena_size) return;
+    bytes = std::max(bytes, arena_size * 2);
+    if (arena != nullptr) ::munmap(arena, arena_size);
+    arena = nullptr;
+    arena_size = 0;
+    if (::ftruncate(arena_fd, static_cast<off_t>(bytes)) != 0) {
+      throw std::runtime_error(errno_text("growing the arena"));
+    }
+    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, arena_fd, 0);
+    if (m == MAP_FAILED) throw std::runtime_error(errno_text("mapping the arena"));
+    arena = static_cast<char*>(m);
+    arena_size = bytes;
+  }
+
+  std::string read_log() {
+    const off_t size = ::lseek(log_fd, 0, SEEK_END);
+    if (size <= 0) return "";
+    std::string text(static_cast<size_t>(std::min<off_t>(size, 1 << 20)), '\0');
+    const ssize_t n = ::pread(log_fd, text.data(), text.size(), size - static_cast<off_t>(text.size()));
+    text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return text;
+  }
+  void clear_log() { if (::ftruncate(log_fd, 0) != 0) {} }
+
+  void stop() {
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+    }
+    pid = -1;
+    if (req_fd >= 0) ::close(req_fd);
+    if (rep_fd >= 0) ::close(rep_fd);
+    req_fd = rep_fd = -1;
+  }
+
+  // Collects the dead (or killed) worker and says how it ended.
+  std::string reap() {
+    std::string how = "the worker process ended";
+    if (pid > 0) {
+      int status = 0;
+      pid_t r = 0;
+      for (int i = 0; i < 50 && (r = ::waitpid(pid, &status, WNOHANG)) == 0; ++i) ::usleep(20000);
+      if (r == pid) {
+        how = "the worker process " + describe_wait(status);
+        pid = -1;
+      }
+    }
+    stop();
+    return how;
+  }
+
+  bool start() {
+    start_error.clear();
+    const int exe = ::open(options.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (exe < 0) {
+      start_error = errno_text(("cannot open the worker " + options.path).c_str());
+      return false;
+    }
+    int req[2], rep[2];
+    if (::pipe2(req, O_CLOEXEC) != 0 || ::pipe2(rep, O_CLOEXEC) != 0) {
+      ::close(exe);
+      start_error = errno_text("pipe");
+      return false;
+    }
+    clear_log();
+    std::vector<int> fds = {-1, log_fd, log_fd, req[0], rep[1], arena_fd};
+    pid = spawn(exe, {options.path, "--serve"}, worker_environment(scratch), fds, drop, scratch);
+    ::close(exe);
+    ::close(req[0]);
+    ::close(rep[1]);
+    req_fd = req[1];
+    rep_fd = rep[0];
+    if (pid < 0) {
+      start_error = errno_text("fork");
+      stop();
+      return false;
+    }
+    return true;
+  }
+
+  // One request and its reply. Never throws for anything the worker does.
+  Outcome transact(p::Request& req, p::Reply& reply, double timeout_s, std::string& message) {
+    if (pid < 0 && !start_and_greet(message)) return Outcome::kNoDevice;
+    req.magic = p::kMagic;
+    req.arena_bytes = arena_size;
+    clear_log();
+    const double deadline = now_ms() + timeout_s * 1000.0;
+    if (!write_full(req_fd, &req, sizeof(req))) {
+      message = reap() + " before it took the request";
+      return Outcome::kCrashed;
+    }
+    const int got = read_until(rep_fd, &reply, sizeof(reply), deadline);
+    if (got < 0) {
+      stop();
+      std::ostringstream os;
+      os << "did not finish within " << timeout_s << " s and was killed";
+      message = os.str();
+      return Outcome::kTimeout;
+    }
+    if (got == 0) {
+      message = reap();
+      return Outcome::kCrashed;
+    }
+    if (reply.magic != p::kMagic || reply.status > static_cast<uint32_t>(p::Status::kOutOfMemory) ||
+        reply.n_variants > static_cast<uint32_t>(p::kMaxVariants) || reply.failed_call >= req.calls) {
+      stop();
+      message = "the worker sent a reply that is not valid (was the output pipe written to?)";
+      return Outcome::kProtocolError;
+    }
+    reply.message[sizeof(reply.message) - 1] = '\0';
+    reply.device[sizeof(reply.device) - 1] = '\0';
+    for (auto& v : reply.variants) v[p::kNameLen - 1] = '\0';
+    message = reply.message;
+    switch (static_cast<p::Status>(reply.status)) {
+      case p::Status::kOk: return Outcome::kOk;
+      case p::Status::kLaunchError: return Outcome::kLaunchError;
+      case p::Status::kRunError: reap(); return Outcome::kRunError;  // it exits: sticky error
+      case p::Status::kCaptureProblem: return Outcome::kCaptureProblem;
+      case p::Status::kNoDevice: return Outcome::kNoDevice;
+      default: return Outcome::kRefused;
+    }
+  }
+
+  bool start_and_greet(std::string& message) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!start()) {
+        message = start_error;
+        return false;
+      }
+      p::Request hello;
+      hello.op = static_cast<uint32_t>(p::Op::kHello);
+      hello.magic = p::kMagic;
+      hello.arena_bytes = arena_size;
+      p::Reply reply;
+      const double deadline = now_ms() + 120000.0;
+      const int got = write_full(req_fd, &hello, sizeof(hello))
+                          ? read_until(rep_fd, &reply, sizeof(reply), deadline)
+                          : 0;
+      if (got == 1 && reply.magic == p::kMagic && reply.status == 0 &&
+          reply.n_variants <= static_cast<uint32_t>(p::kMaxVariants)) {
+        reply.device[sizeof(reply.device) - 1] = '\0';
+        device = reply.device;
+        variants.clear();
+        for (uint32_t i = 0; i < reply.n_variants; ++i) {
+          reply.variants[i][p::kNameLen - 1] = '\0';
+          variants.emplace_back(reply.variants[i]);
+        }
+        if (drop) {
+          sandbox_note = "uid 65534 (dropped from root)";
+        } else if (sandbox_note.empty()) {
+          sandbox_note = "same user as the judge (not root)";
+        }
+        return true;
+      }
+      const std::string why = got == 1 ? std::string(reply.message) : reap();
+      const std::string log = tail_of(read_log(), 1500);
+      stop();
+      if (drop) {
+        // The unprivileged user cannot use the GPU here: run as ourselves, and say so.
+        drop = false;
+        sandbox_note = "same user as the judge: as uid 65534 the worker could not start (" + why +
+                       ")";
+        continue;
+      }
+      message = "the worker could not start: " + why + (log.empty() ? "" : "\n" + log);
+      return false;
+    }
+    return false;
+  }
+
+  // The arena layout of a call: inputs then outputs, each buffer `calls` times.
+  void layout(const OpCall& call, p::Request& req, size_t calls, bool bench) {
+    if (call.buffers.size() > static_cast<size_t>(p::kMaxBuffers) ||
+        call.params.size() > static_cast<size_t>(p::kMaxParams) || calls < 1 ||
+        calls > static_cast<size_t>(p::kMaxCalls) || call.variant.size() >= p::kNameLen) {
+      throw std::invalid_argument("labkit::OpCall: too many buffers, parameters or calls");
+    }
+    std::snprintf(req.variant, sizeof(req.variant), "%s", call.variant.c_str());
+    req.n_params = static_cast<uint32_t>(call.params.size());
+    std::copy(call.params.begin(), call.params.end(), req.params);
+    req.n_buffers = static_cast<uint32_t>(call.buffers.size());
+    req.calls = static_cast<uint32_t>(calls);
+    uint64_t cursor = 0;
+    for (size_t b = 0; b < call.buffers.size(); ++b) {
+      const BufferSpec& s = call.buffers[b];
+      p::BufferDesc& d = req.buffers[b];
+      d.role = static_cast<uint32_t>(s.role);
+      d.elem_size = s.elem_size;
+      d.count = s.count;
+      d.source = static_cast<uint32_t>(s.source);
+      d.lo = s.lo;
+      d.hi = s.hi;
+      const uint64_t span = (s.bytes() * calls + 63) / 64 * 64;
+      if (s.role != p::Role::kOutput) {
+        d.in_offset = cursor;
+        cursor += span;
+      }
+      if (s.role != p::Role::kInput) {
+        d.out_offset = cursor;
+        cursor += span;
+      }
+    }
+    ensure_arena(cursor);
+    for (size_t c = 0; c < calls && c < call.inputs.size(); ++c) {
+      for (size_t b = 0; b < call.buffers.size(); ++b) {
+        const BufferSpec& s = call.buffers[b];
+        if (s.role == p::Role::kOutput) continue;
+        if (bench && s.source != p::Source::kArena) continue;
+        const Bytes& data = call.inputs[c].at(b);
+        if (data.size() != s.bytes()) {
+          throw std::invalid_argument("labkit::OpCall: input " + s.name + " has the wrong size");
+        }
+        std::memcpy(arena + req.buffers[b].in_offset + c * s.bytes(), data.data(), data.size());
+      }
+    }
+  }
+
+  p::Request bench_req;
+  OpCall bench_call;
+};
+
+Worker::Worker(WorkerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Worker::~Worker() = default;
+
+OpResult Worker::run(const OpCall& call) {
+  OpResult result;
+  p::Request req;
+  req.op = static_cast<uint32_t>(p::Op::kRun);
+  req.flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
+  const size_t calls = std::max<size_t>(call.inputs.size(), 1);
+  impl_->layout(call, req, calls, false);
+  p::Reply reply;
+  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s * calls, result.message);
+  result.log = tail_of(impl_->read_log(), 2000);
+  result.cuda_error = reply.cuda_error;
+  result.failed_call = static_cast<int>(reply.failed_call);
+  if (result.outcome == Outcome::kCrashed || result.outcome == Outcome::kTimeout ||
+      result.outcome == Outcome::kProtocolError || result.outcome == Outcome::kNoDevice) {
+    return result;
+  }
+  result.guards.assign(reply.guards, reply.guards + call.buffers.size());
+  result.inputs_changed = reply.inputs_changed;
+  if (result.outcome != Outcome::kOk) return result;
+  result.outputs.assign(calls, std::vector<Bytes>(call.buffers.size()));
+  for (size_t c = 0; c < calls; ++c) {
+    for (size_t b = 0; b < call.buffers.size(); ++b) {
+      const BufferSpec& s = call.buffers[b];
+      if (s.role == p::Role::kInput) continue;
+      const char* at = impl_->arena + req.buffers[b].out_offset + c * s.bytes();
+      result.outputs[c][b].assign(at, at + s.bytes());
+    }
+  }
+  return result;
+}
+
+OpResult Worker::bench_setup(const OpCall& call) {
+  OpResult result;
+  p::Request req;
+  req.op = static_cast<uint32_t>(p::Op::kBenchSetup);
+  impl_->layout(call, req, 1, true);
+  impl_->bench_req = req;
+  impl_->bench_call = call;
+  p::Reply reply;
+  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
+  result.log = tail_of(impl_->read_log(), 2000);
+  return result;
+}
+
+OpResult Worker::bench_prepare(uint64_t seed) {
+  OpResult result;
+  p::Request req;
+  req.op = static_cast<uint32_t>(p::Op::kBenchPrepare);
+  req.seed = seed;
+  p::Reply reply;
+  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
+  return result;
+}
+
+TimedCall Worker::bench_timed(bool launch) {
+  TimedCall t;
+  p::Request req;
+  req.op = static_cast<uint32_t>(launch ? p::Op::kBenchTimed : p::Op::kBenchNoop);
+  p::Reply reply;
+  const double t0 = now_ms();
+  t.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, t.message);
+  t.judge_ms = now_ms() - t0;
+  if (t.outcome == Outcome::kOk) {
+    const bool sane = std::isfinite(reply.event_ms) && std::isfinite(reply.host_ms) &&
+                      reply.event_ms >= 0 && reply.host_ms >= 0;
+    if (!sane) {
+      t.outcome = Outcome::kProtocolError;
+      t.message = "the worker reported an impossible time";
+    }
+    t.event_ms = reply.event_ms;
+    t.host_ms = reply.host_ms;
+  }
+  return t;
+}
+
+OpResult Worker::bench_fetch() {
+  OpResult result;
+  p::Request req;
+  req.op = static_cast<uint32_t>(p::Op::kBenchFetch);
+  p::Reply reply;
+  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
+  if (result.outcome != Outcome::kOk) return result;
+  const OpCall& call = impl_->bench_call;
+  result.guards.assign(reply.guards, reply.guards + call.buffers.size());
+  result.outputs.assign(1, std::vector<Bytes>(call.buffers.size()));
+  for (size_t b = 0; b < call.buffers.size(); ++b) {
+    const BufferSpec& s = call.buffers[b];
+    if (s.role == p::Role::kInput) continue;
+    const char* at = impl_->arena + impl_->bench_req.buffers[b].out_offset;
+    result.outputs[0][b].assign(at, at + s.bytes());
+  }
+  return result;
+}
+
+std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean) {
+  if (clean != nullptr) *clean = false;
+  const std::string sanitizer = impl_->options.sanitizer;
+  if (sanitizer.empty()) return "";
+  // A private folder the unprivileged worker can read: a copy of the worker, the request.
+  char tmpl[] = "/tmp/labkit-sanitize-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return "";
+  const fs::path dir = tmpl;
+  struct Cleanup {
+    fs::path d;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(d, ec);
+    }
+  } cleanup{dir};
+  ::chmod(dir.c_str(), 0755);
+  if (impl_->drop && ::chown(dir.c_str(), kNobody, kNogroup) != 0) return "";
+  std::error_code ec;
+  fs::copy_file(impl_->options.path, dir / "worker", ec);
+  if (ec) return "";
+  ::chmod((dir / "worker").c_str(), 0755);
+  p::Request req;
+  req.op = static_cast<uint32_t>(p::Op::kRun);
+  req.flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
+  const size_t calls = std::max<size_t>(call.inputs.size(), 1);
+  impl_->layout(call, req, calls, false);
+  req.magic = p::kMagic;
+  req.arena_bytes = impl_->arena_size;
+  {
+    FILE* f = std::fopen((dir / "request").c_str(), "wb");
+    if (f == nullptr) return "";
+    const bool ok = std::fwrite(&req, sizeof(req), 1, f) == 1 &&
+                    std::fwrite(impl_->arena, impl_->arena_size, 1, f) == 1;
+    std::fclose(f);
+    if (!ok) return "";
+  }
+  ::chmod((dir / "request").c_str(), 0644);
+  const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
+  const int exe = ::open(sanitizer.c_str(), O_RDONLY | O_CLOEXEC);
+  if (log < 0 || exe < 0) {
+    if (log >= 0) ::close(log);
+    if (exe >= 0) ::close(exe);
+    return "";
+  }
+  std::vector<std::string> argv = {sanitizer, "--tool", tool, "--print-limit", "10",
+                                   "--error-exitcode", "86", "--show-backtrace", "device"};
+  argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
+  std::vector<std::string> env = worker_environment(dir.string());
+  const pid_t pid = spawn(exe, argv, env, {-1, log, log}, impl_->drop, dir.string());
+  ::close(exe);
+  std::string out;
+  if (pid > 0) {
+    const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
+    int status = 0;
+    pid_t r = 0;
+    while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);
+    if (r != pid) {
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      out = "  (compute-sanitizer " + tool + " did not finish in time)\n";
+    } else {
+      const off_t size = ::lseek(log, 0, SEEK_END);
+      std::string text(static_cast<size_t>(std::max<off_t>(size, 0)), '\0');
+      if (size > 0 && ::pread(log, text.data(), text.size(), 0) < 0) text.clear();
+      out = summarize_sanitizer(text);
+      const bool exited = WIFEXITED(status);
+      if (clean != nullptr) {
+        *clean = exited && WEXITSTATUS(status) != 86 &&
+                 text.find("ERROR SUMMARY: 0 errors") != std::string::npos;
+      }
+      if (out.empty() && exited && WEXITSTATUS(status) == 86) out = "  errors reported\n";
+      if (out.empty() && !(exited && WEXITSTATUS(status) == 0)) {
+        out = "  (compute-sanitizer " + tool + " " + describe_wait(status) + " without a report:\n" +
+              tail_of(text, 1500) + ")\n";
+      }
+    }
+  }
+  ::close(log);
+  return out;
+}
+
+std::string Worker::sandbox() {
+  std::string message;
+  if (impl_->pid < 0) impl_->start_and_greet(message);
+  return impl_->sandbox_note;
+}
+
+std::string Worker::device() {
+  std::string message;
+  if (impl_->pid < 0) impl_->start_and_greet(message);
+  return impl_->device;
+}
+
+std::vector<std::string> Worker::variants() {
+  std::string message;
+  if (impl_->pid < 0) impl_->start_and_greet(message);
+  return impl_->variants;
+}
+
+Worker& shared_worker() {
+  static Worker worker(worker_options());
+  return worker;
+}
+
+}  // namespace labkit

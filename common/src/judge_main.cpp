@@ -1,0 +1,121 @@
+#include "labkit/judge_main.hpp"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "labkit/judge.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit {
+namespace {
+
+bool take(const char* arg, const char* flag, std::string* value) {
+  const size_t n = std::strlen(flag);
+  if (std::strncmp(arg, flag, n) != 0) return false;
+  if (arg[n] == '\0') {
+    *value = "";
+    return true;
+  }
+  if (arg[n] != '=') return false;
+  *value = arg + n + 1;
+  return true;
+}
+
+uint64_t parse_u64(const std::string& text, const char* what) {
+  errno = 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || errno != 0 || end == nullptr || *end != '\0') {
+    throw std::invalid_argument(std::string(what) + " is not a non-negative integer: '" + text + "'");
+  }
+  return v;
+}
+
+}  // namespace
+
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+JudgeArgs parse_judge_args(int& argc, char** argv) {
+  // A process the worker (same user) cannot open through /proc or trace.
+  ::prctl(PR_SET_DUMPABLE, 0);
+  JudgeArgs args;
+  WorkerOptions options = worker_options();
+  bool seed_stdin = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    if (take(argv[i], "--labkit-worker", &v)) {
+      options.path = v;
+    } else if (take(argv[i], "--labkit-results-fd", &v)) {
+      args.results_fd = static_cast<int>(parse_u64(v, "--labkit-results-fd"));
+    } else if (take(argv[i], "--labkit-seed-stdin", &v)) {
+      seed_stdin = true;
+    } else if (take(argv[i], "--labkit-call-timeout", &v)) {
+      const double s = std::strtod(v.c_str(), nullptr);
+      if (!(s > 0 && s < 1e6)) throw std::invalid_argument("--labkit-call-timeout: bad seconds '" + v + "'");
+      options.call_timeout_s = s;
+    } else if (take(argv[i], "--labkit-sanitizer", &v)) {
+      options.sanitizer = v;
+    } else if (std::strcmp(argv[i], "--smoke") == 0) {
+      args.smoke = true;
+    } else if (std::strncmp(argv[i], "--labkit-", 9) == 0) {
+      throw std::invalid_argument(std::string("unknown flag ") + argv[i]);
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  argv[argc] = nullptr;
+  set_worker_options(options);
+  if (seed_stdin) {
+    std::string line;
+    if (!std::getline(std::cin, line)) throw std::invalid_argument("--labkit-seed-stdin: no seed on stdin");
+    set_test_seed(parse_u64(line, "the seed"));
+  }
+  if (args.results_fd >= 0 && ::fcntl(args.results_fd, F_GETFD) < 0) {
+    throw std::invalid_argument("--labkit-results-fd: descriptor " + std::to_string(args.results_fd) + " is not open");
+  }
+  return args;
+}
+
+}  // namespace labkit

@@ -1,0 +1,57 @@
+#include "labkit/ops/matmul.hpp"
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit::ops::matmul {
+
+CheckSpec spec(const std::string& variant, const Case& c) {
+  CheckSpec s;
+  std::ostringstream what;
+  what << variant << " on M=" << c.M << " N=" << c.N << " K=" << c.K << " [seed " << c.seed << "]";
+  s.what = what.str();
+  const uint64_t M = c.M, N = c.N, K = c.K;
+  s.call.variant = variant;
+  s.call.params = {c.M, c.N, c.K};
+  s.call.capture = c.capture;
+  s.call.buffers = {{"A", protocol::Role::kInput, 4, M * K, {M, K}},
+                    {"B", protocol::Role::kInput, 4, K * N, {K, N}},
+                    {"C", protocol::Role::kOutput, 4, M * N, {M, N}}};
+  // The inputs stay here, in the judge, for the reference: the worker gets copies.
+  auto inputs = std::make_shared<std::vector<std::pair<std::vector<float>, std::vector<float>>>>();
+  for (int call = 0; call < c.calls; ++call) {
+    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
+    inputs->emplace_back(random_floats(M * K, mix_seed(seed, 1)),
+                         random_floats(K * N, mix_seed(seed, 2)));
+    auto as_bytes = [](const std::vector<float>& v) {
+      Bytes b(v.size() * sizeof(float));
+      if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+      return b;
+    };
+    s.call.inputs.push_back({as_bytes(inputs->back().first), as_bytes(inputs->back().second), {}});
+  }
+  s.verify = [inputs, c](int call, const std::vector<Bytes>& outputs) -> std::string {
+    const auto& [A, B] = (*inputs)[call];
+    std::vector<double> abs_product;
+    const std::vector<double> ref = matmul_reference(A, B, c.M, c.N, c.K, &abs_product);
+    std::vector<float> raw(outputs[2].size() / sizeof(float));
+    std::memcpy(raw.data(), outputs[2].data(), raw.size() * sizeof(float));
+    const CompareResult r = compare_matrix(raw, ref, matmul_bounds(abs_product, c.K), c.M, c.N);
+    return r.ok() ? "" : r.report();
+  };
+  s.fault_hint =
+      "an illegal address usually means an index past the end of A, B or C (bounds guard, "
+      "row/col mix-up, K loop bounds)";
+  return s;
+}
+
+::testing::AssertionResult check(const std::string& variant, const Case& c) {
+  return labkit::check(spec(variant, c));
+}
+
+}  // namespace labkit::ops::matmul

@@ -1,0 +1,98 @@
+#include "labkit/ops/matmul_bench.hpp"
+
+#include <cublas_v2.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
+#include "labkit/ops/matmul_reference.hpp"
+
+namespace labkit::ops::matmul {
+namespace {
+
+#define CUBLAS_CHECK(expr)                                                                      \
+  do {                                                                                          \
+    const cublasStatus_t status_ = (expr);                                                      \
+    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                     \
+      throw std::runtime_error(std::string(#expr) + " failed: " + cublasGetStatusName(status_)); \
+    }                                                                                           \
+  } while (0)
+
+class CublasMatmul : public bench::Baseline {
+ public:
+  CublasMatmul(int M, int N, int K)
+      : M_(M), N_(N), K_(K), A_(size_t(M) * K), B_(size_t(K) * N), C_(size_t(M) * N),
+        absA_(size_t(M) * K), absB_(size_t(K) * N), absC_(size_t(M) * N) {
+    CUBLAS_CHECK(cublasCreate(&handle_));
+    CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));  // true FP32, no TF32
+  }
+  ~CublasMatmul() override { cublasDestroy(handle_); }
+
+  void prepare(uint64_t seed, cudaStream_t s) override {
+    fill_uniform_f32(A_.get(), A_.size(), protocol::buffer_seed(seed, 0), -1.0f, 1.0f, s);
+    fill_uniform_f32(B_.get(), B_.size(), protocol::buffer_seed(seed, 1), -1.0f, 1.0f, s);
+  }
+
+  void run(cudaStream_t s) override { gemm(A_.get(), B_.get(), C_.get(), s); }
+
+  std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
+    CUDA_CHECK(cudaMemcpyAsync(absA_.get(), A_.get(), A_.bytes(), cudaMemcpyDeviceToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(absB_.get(), B_.get(), B_.bytes(), cudaMemcpyDeviceToDevice, s));
+    abs_f32(absA_.get(), absA_.size(), s);
+    abs_f32(absB_.get(), absB_.size(), s);
+    gemm(absA_.get(), absB_.get(), absC_.get(), s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const std::vector<float> base = C_.download(), abs = absC_.download();
+    const std::vector<double> ref(base.begin(), base.end()), abs_ab(abs.begin(), abs.end());
+    std::vector<float> got(size_t(M_) * N_);
+    if (outputs.size() < 3 || outputs[2].size() != got.size() * sizeof(float)) {
+      return "the output C has the wrong size";
+    }
+    std::memcpy(got.data(), outputs[2].data(), outputs[2].size());
+    // Both sides carry float32 rounding: twice the test bound.
+    const CompareResult r =
+        compare_matrix(got, ref, matmul_bounds(abs_ab, K_, 2 * kMatmulBoundC), M_, N_);
+    return r.ok() ? "" : r.report();
+  }
+
+ private:
+  // Row-major C = A * B through column-major cuBLAS: C^T = B^T * A^T.
+  void gemm(const float* A, const float* B, float* C, cudaStream_t s) {
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSetStream(handle_, s));
+    CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N_, M_, K_, &one, B, N_, A, K_,
+                             &zero, C, N_));
+  }
+
+  int M_, N_, K_;
+  cublasHandle_t handle_ = nullptr;
+  DeviceBuffer<float> A_, B_, C_, absA_, absB_, absC_;
+};
+
+}  // namespace
+
+bench::Spec benchmark(const std::string& variant, int M, int N, int K) {
+  bench::Spec s;
+  s.name = "matmul/" + variant + "/" +
+           (M == N && N == K ? std::to_string(M)
+                             : std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K));
+  const uint64_t m = M, n = N, k = K;
+  s.call.variant = variant;
+  s.call.params = {M, N, K};
+  s.call.buffers = {
+      {"A", protocol::Role::kInput, 4, m * k, {m, k}, protocol::Source::kUniformF32, -1.0, 1.0},
+      {"B", protocol::Role::kInput, 4, k * n, {k, n}, protocol::Source::kUniformF32, -1.0, 1.0},
+      {"C", protocol::Role::kOutput, 4, m * n, {m, n}}};
+  s.flop = 2.0 * m * n * k;
+  s.bytes = 4.0 * (m * k + k * n + m * n);
+  s.baseline_name = "cuBLAS SGEMM (FP32)";
+  s.baseline = [M, N, K] { return std::make_unique<CublasMatmul>(M, N, K); };
+  return s;
+}
+
+}  // namespace labkit::ops::matmul

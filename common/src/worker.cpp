@@ -1,0 +1,546 @@
+// The worker's request loop. Everything here runs in the same process as the student's code,
+// so nothing here decides a verdict: it moves bytes, calls the launcher, and reports what the
+// CUDA runtime said and what the clocks read. The judge checks all of it.
+#include "labkit/worker.hpp"
+
+#include <cuda_runtime.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
+#include "labkit/protocol.hpp"
+
+namespace labkit::worker {
+namespace {
+
+namespace p = ::labkit::protocol;
+
+bool read_full(int fd, void* data, size_t size) {
+  auto* out = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, out, size);
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool write_full(int fd, const void* data, size_t size) {
+  const auto* in = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, in, size);
+    if (n <= 0) return false;
+    in += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+void set_message(p::Reply& reply, const std::string& text) {
+  std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
+}
+
+// The shared arena, or a private copy of one (replay mode).
+class Arena {
+ public:
+  explicit Arena(int fd) : fd_(fd) {}
+  ~Arena() { unmap(); }
+  void adopt(std::vector<char> bytes) {
+    unmap();
+    owned_ = std::move(bytes);
+    base_ = owned_.data();
+    size_ = owned_.size();
+  }
+  // Maps at least `bytes` (the judge grows the memfd before sending a request).
+  bool ensure(uint64_t bytes) {
+    if (bytes <= size_) return true;
+    if (fd_ < 0) return false;
+    unmap();
+    void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+    if (m == MAP_FAILED) return false;
+    base_ = static_cast<char*>(m);
+    size_ = bytes;
+    mapped_ = true;
+    return true;
+  }
+  char* at(uint64_t offset) { return base_ + offset; }
+  uint64_t size() const { return size_; }
+
+ private:
+  void unmap() {
+    if (mapped_) ::munmap(base_, size_);
+    mapped_ = false;
+    base_ = nullptr;
+    size_ = 0;
+  }
+  int fd_;
+  char* base_ = nullptr;
+  uint64_t size_ = 0;
+  bool mapped_ = false;
+  std::vector<char> owned_;
+};
+
+// A device allocation with canary zones on both sides.
+class Guarded {
+ public:
+  explicit Guarded(uint64_t bytes) : bytes_(bytes), storage_(bytes + 2 * p::kGuardBytes) {
+    fill_pattern32(storage_.get(), p::kGuardBytes, kCanaryBits, nullptr);
+    fill_pattern32(storage_.get() + p::kGuardBytes + round4(bytes), p::kGuardBytes, kCanaryBits,
+                   nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  char* data() { return storage_.get() + p::kGuardBytes; }
+  uint64_t bytes() const { return bytes_; }
+
+  // Merges what changed in the canary zones into `info` (counted in 4-byte words).
+  void check(p::GuardInfo& info) const {
+    std::vector<uint32_t> before(p::kGuardBytes / 4), after(p::kGuardBytes / 4);
+    CUDA_CHECK(cudaMemcpy(before.data(), storage_.get(), p::kGuardBytes, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(after.data(), storage_.get() + p::kGuardBytes + round4(bytes_),
+                          p::kGuardBytes, cudaMemcpyDeviceToHost));
+    uint64_t n_before = 0, n_after = 0, nearest = 0, first = 0;
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (before[before.size() - 1 - i] != kCanaryBits) {
+        if (n_before == 0) nearest = i + 1;
+        ++n_before;
+      }
+      if (after[i] != kCanaryBits) {
+        if (n_after == 0) first = i;
+        ++n_after;
+      }
+    }
+    if (n_before > info.before) {
+      info.before = n_before;
+      info.nearest_before = nearest;
+    }
+    if (n_after > info.after) {
+      info.after = n_after;
+      info.first_after = first;
+    }
+  }
+
+ private:
+  static uint64_t round4(uint64_t b) { return (b + 3) / 4 * 4; }
+  uint64_t bytes_;
+  DeviceBuffer<char> storage_;
+};
+
+bool is_input(uint32_t role) {
+  return role == static_cast<uint32_t>(p::Role::kInput) ||
+         role == static_cast<uint32_t>(p::Role::kInOut);
+}
+bool is_output(uint32_t role) {
+  return role == static_cast<uint32_t>(p::Role::kOutput) ||
+         role == static_cast<uint32_t>(p::Role::kInOut);
+}
+
+// Checks a request against the arena: sizes that fit, offsets that do not overflow.
+std::string validate(const p::Request& r, uint64_t arena_bytes) {
+  if (r.n_params > static_cast<uint32_t>(p::kMaxParams)) return "too many parameters";
+  if (r.n_buffers > static_cast<uint32_t>(p::kMaxBuffers)) return "too many buffers";
+  if (r.calls < 1 || r.calls > static_cast<uint32_t>(p::kMaxCalls)) return "bad call count";
+  for (uint32_t b = 0; b < r.n_buffers; ++b) {
+    const p::BufferDesc& d = r.buffers[b];
+    if (d.elem_size != 1 && d.elem_size != 2 && d.elem_size != 4 && d.elem_size != 8) {
+      return "bad element size";
+    }
+    if (d.count > (uint64_t{1} << 40)) return "buffer too large";
+    const uint64_t span = p::buffer_bytes(d) * r.calls;
+    if (d.source == static_cast<uint32_t>(p::Source::kArena) && is_input(d.role) &&
+        (d.in_offset > arena_bytes || span > arena_bytes - d.in_offset)) {
+      return "input outside the arena";
+    }
+    if (is_output(d.role) && (d.out_offset > arena_bytes || span > arena_bytes - d.out_offset)) {
+      return "output outside the arena";
+    }
+  }
+  return "";
+}
+
+class Runner {
+ public:
+  Runner(const std::vector<Variant>& variants, Arena& arena) : variants_(variants), arena_(arena) {}
+
+  p::Reply handle(const p::Request& req) {
+    p::Reply reply;
+    if (req.magic != p::kMagic) return bad(reply, "bad magic");
+    if (!arena_.ensure(req.arena_bytes)) return bad(reply, "cannot map the arena");
+    const auto op = static_cast<p::Op>(req.op);
+    if (op == p::Op::kHello) return hello(reply);
+    if (op != p::Op::kBenchPrepare && op != p::Op::kBenchTimed && op != p::Op::kBenchNoop &&
+        op != p::Op::kBenchFetch) {
+      const std::string problem = validate(req, arena_.size());
+      if (!problem.empty()) return bad(reply, problem);
+    }
+    try {
+      switch (op) {
+        case p::Op::kRun: return run(req, reply);
+        case p::Op::kBenchSetup: return bench_setup(req, reply);
+        case p::Op::kBenchPrepare: return bench_prepare(req, reply);
+        case p::Op::kBenchTimed: return bench_timed(reply, true);
+        case p::Op::kBenchNoop: return bench_timed(reply, false);
+        case p::Op::kBenchFetch: return bench_fetch(reply);
+        default: return bad(reply, "unknown request");
+      }
+    } catch (const CudaError& e) {
+      reply.status = static_cast<uint32_t>(e.code() == cudaErrorMemoryAllocation
+                                               ? p::Status::kOutOfMemory
+                                               : p::Status::kRunError);
+      reply.cuda_error = e.code();
+      set_message(reply, e.what());
+    } catch (const std::exception& e) {
+      return bad(reply, e.what());
+    }
+    return reply;
+  }
+
+ private:
+  p::Reply& bad(p::Reply& reply, const std::string& why) {
+    reply.status = static_cast<uint32_t>(p::Status::kBadRequest);
+    set_message(reply, why);
+    return reply;
+  }
+
+  p::Reply& hello(p::Reply& reply) {
+    int device = 0;
+    cudaError_t err = cudaFree(nullptr);
+    cudaDeviceProp prop{};
+    if (err == cudaSuccess) err = cudaGetDevice(&device);
+    if (err == cudaSuccess) err = cudaGetDeviceProperties(&prop, device);
+    if (err != cudaSuccess) {
+      reply.status = static_cast<uint32_t>(p::Status::kNoDevice);
+      reply.cuda_error = err;
+      set_message(reply, describe(err));
+      return reply;
+    }
+    std::snprintf(reply.device, sizeof(reply.device), "%.127s", prop.name);
+    reply.n_variants = static_cast<uint32_t>(std::min<size_t>(variants_.size(), p::kMaxVariants));
+    for (uint32_t i = 0; i < reply.n_variants; ++i) {
+      std::snprintf(reply.variants[i], p::kNameLen, "%s", variants_[i].name.c_str());
+    }
+    return reply;
+  }
+
+  const Variant* find(const char* name) const {
+    const std::string wanted(name, strnlen(name, p::kNameLen));
+    for (const Variant& v : variants_) {
+      if (v.name == wanted) return &v;
+    }
+    return nullptr;
+  }
+
+  cudaStream_t test_stream() {
+    // Non-blocking: a launch on the legacy default stream is not ordered with it, so the
+    // graph-capture check sees such work as missing from `stream`.
+    if (test_stream_ == nullptr) {
+      CUDA_CHECK(cudaStreamCreateWithFlags(&test_stream_, cudaStreamNonBlocking));
+    }
+    return test_stream_;
+  }
+
+  // Records the launch under stream capture and replays it: all of the launcher's work must
+  // go onto `stream`. Returns "" or what went wrong.
+  std::string launch_captured(const Variant& v, Call& call) {
+    const char* rule =
+        "\n  the launcher must enqueue its kernel(s) on the `stream` it is given and nothing "
+        "else: no launch on the default stream (<<<grid, block, 0, stream>>>), no copies, "
+        "allocations or synchronization inside it";
+    CUDA_CHECK(cudaStreamBeginCapture(call.stream, cudaStreamCaptureModeGlobal));
+    v.launch(call);
+    const cudaError_t during = cudaGetLastError();
+    cudaGraph_t graph = nullptr;
+    const cudaError_t end = cudaStreamEndCapture(call.stream, &graph);
+    cudaGetLastError();  // capture errors are not sticky; clear them
+    std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
+    if (during != cudaSuccess || end != cudaSuccess || graph == nullptr) {
+      return "recording the launcher into a CUDA graph failed: " +
+             describe(during != cudaSuccess ? during : end) + rule;
+    }
+    size_t nodes = 0;
+    CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
+    if (nodes == 0) return std::string("the launcher put no work on its stream") + rule;
+    cudaGraphExec_t exec = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const cudaError_t run = cudaGraphLaunch(exec, call.stream);
+    const cudaError_t sync = cudaStreamSynchronize(call.stream);
+    cudaGraphExecDestroy(exec);
+    if (run != cudaSuccess) throw CudaError(run, "replaying the recorded launch: " + describe(run));
+    if (sync != cudaSuccess) throw CudaError(sync, "running the recorded launch: " + describe(sync));
+    return "";
+  }
+
+  p::Reply& run(const p::Request& req, p::Reply& reply) {
+    const Variant* v = find(req.variant);
+    if (v == nullptr) {
+      reply.status = static_cast<uint32_t>(p::Status::kUnknownVariant);
+      set_message(reply, std::string("no variant named ") + req.variant);
+      return reply;
+    }
+    std::vector<std::unique_ptr<Guarded>> bufs;
+    std::vector<void*> ptrs;
+    for (uint32_t b = 0; b < req.n_buffers; ++b) {
+      bufs.push_back(std::make_unique<Guarded>(p::buffer_bytes(req.buffers[b])));
+      ptrs.push_back(bufs.back()->data());
+    }
+    Call call{req.params, static_cast<int>(req.n_params), ptrs.data(),
+              static_cast<int>(req.n_buffers), test_stream()};
+    for (uint32_t c = 0; c < req.calls; ++c) {
+      reply.failed_call = c;
+      for (uint32_t b = 0; b < req.n_buffers; ++b) {
+        const p::BufferDesc& d = req.buffers[b];
+        const uint64_t bytes = p::buffer_bytes(d);
+        if (is_input(d.role)) {
+          CUDA_CHECK(cudaMemcpy(bufs[b]->data(), arena_.at(d.in_offset + c * bytes), bytes,
+                                cudaMemcpyHostToDevice));
+        } else {
+          fill_pattern32(bufs[b]->data(), bytes / 4 * 4, kPoisonBits, nullptr);
+        }
+      }
+      CUDA_CHECK(cudaDeviceSynchronize());
+
+      if (req.flags & p::kFlagCapture) {
+        const std::string problem = launch_captured(*v, call);
+        if (!problem.empty()) {
+          reply.status = static_cast<uint32_t>(p::Status::kCaptureProblem);
+          set_message(reply, problem);
+          return reply;
+        }
+      } else {
+        v->launch(call);
+      }
+      const cudaError_t launch = cudaGetLastError();
+      if (launch != cudaSuccess) {
+        reply.status = static_cast<uint32_t>(p::Status::kLaunchError);
+        reply.cuda_error = launch;
+        set_message(reply, describe(launch));
+        return reply;
+      }
+      const cudaError_t stream_sync = cudaStreamSynchronize(call.stream);
+      const cudaError_t device_sync = cudaDeviceSynchronize();  // work left on other streams
+      const cudaError_t ran = stream_sync != cudaSuccess ? stream_sync : device_sync;
+      if (ran != cudaSuccess) {
+        reply.status = static_cast<uint32_t>(p::Status::kRunError);
+        reply.cuda_error = ran;
+        set_message(reply, describe(ran));
+        return reply;
+      }
+      for (uint32_t b = 0; b < req.n_buffers; ++b) {
+        const p::BufferDesc& d = req.buffers[b];
+        const uint64_t bytes = p::buffer_bytes(d);
+        bufs[b]->check(reply.guards[b]);
+        if (is_output(d.role)) {
+          CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset + c * bytes), bufs[b]->data(), bytes,
+                                cudaMemcpyDeviceToHost));
+        } else {
+          std::vector<char> now(bytes);
+          CUDA_CHECK(cudaMemcpy(now.data(), bufs[b]->data(), bytes, cudaMemcpyDeviceToHost));
+          if (std::memcmp(now.data(), arena_.at(d.in_offset + c * bytes), bytes) != 0) {
+            reply.inputs_changed |= 1u << b;
+          }
+        }
+      }
+    }
+    reply.failed_call = 0;
+    return reply;
+  }
+
+  // ---- benchmarks: buffers live across calls; inputs are regenerated before every call.
+  p::Reply& bench_setup(const p::Request& req, p::Reply& reply) {
+    bench_variant_ = find(req.variant);
+    if (bench_variant_ == nullptr) {
+      reply.status = static_cast<uint32_t>(p::Status::kUnknownVariant);
+      set_message(reply, std::string("no variant named ") + req.variant);
+      return reply;
+    }
+    bench_req_ = req;
+    bench_bufs_.clear();
+    bench_ptrs_.clear();
+    for (uint32_t b = 0; b < req.n_buffers; ++b) {
+      const p::BufferDesc& d = req.buffers[b];
+      bench_bufs_.push_back(std::make_unique<Guarded>(p::buffer_bytes(d)));
+      bench_ptrs_.push_back(bench_bufs_.back()->data());
+      if (is_input(d.role) && d.source == static_cast<uint32_t>(p::Source::kArena)) {
+        CUDA_CHECK(cudaMemcpy(bench_bufs_.back()->data(), arena_.at(d.in_offset),
+                              p::buffer_bytes(d), cudaMemcpyHostToDevice));
+      }
+    }
+    if (bench_stream_ == nullptr) {
+      // Blocking: work sent to the legacy default stream is ordered with the timing events.
+      CUDA_CHECK(cudaStreamCreate(&bench_stream_));
+      CUDA_CHECK(cudaEventCreate(&start_));
+      CUDA_CHECK(cudaEventCreate(&stop_));
+      int device = 0, l2 = 0;
+      CUDA_CHECK(cudaGetDevice(&device));
+      CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+      flush_ = std::make_unique<DeviceBuffer<char>>(std::max<size_t>(2 * size_t(l2), 8u << 20));
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return reply;
+  }
+
+  p::Reply& bench_prepare(const p::Request& req, p::Reply& reply) {
+    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
+    for (uint32_t b = 0; b < bench_req_.n_buffers; ++b) {
+      const p::BufferDesc& d = bench_req_.buffers[b];
+      const uint64_t seed = p::buffer_seed(req.seed, b);
+      if (d.source == static_cast<uint32_t>(p::Source::kUniformF32)) {
+        fill_uniform_f32(reinterpret_cast<float*>(bench_ptrs_[b]), d.count, seed,
+                         static_cast<float>(d.lo), static_cast<float>(d.hi), bench_stream_);
+      } else if (d.source == static_cast<uint32_t>(p::Source::kUniformI32)) {
+        fill_uniform_i32(reinterpret_cast<int32_t*>(bench_ptrs_[b]), d.count, seed,
+                         static_cast<int32_t>(d.lo), static_cast<int32_t>(d.hi), bench_stream_);
+      } else if (d.role == static_cast<uint32_t>(p::Role::kOutput)) {
+        fill_pattern32(bench_ptrs_[b], p::buffer_bytes(d) / 4 * 4, kPoisonBits, bench_stream_);
+      }
+    }
+    CUDA_CHECK(cudaMemsetAsync(flush_->get(), 0x5A, flush_->bytes(), bench_stream_));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return reply;
+  }
+
+  // Host clock from before the launcher to after a device-wide synchronize: work sent to
+  // another stream, or done on the CPU inside the launcher, is on this clock even when the
+  // events miss it. The judge takes the larger of the two (after subtracting the overhead it
+  // measured with bench_noop) and checks both against its own clock.
+  p::Reply& bench_timed(p::Reply& reply, bool launch) {
+    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
+    Call call{bench_req_.params, static_cast<int>(bench_req_.n_params), bench_ptrs_.data(),
+              static_cast<int>(bench_req_.n_buffers), bench_stream_};
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const auto t0 = std::chrono::steady_clock::now();
+    CUDA_CHECK(cudaEventRecord(start_, bench_stream_));
+    if (launch) bench_variant_->launch(call);
+    const cudaError_t launched = cudaGetLastError();
+    CUDA_CHECK(cudaEventRecord(stop_, bench_stream_));
+    const cudaError_t ran = cudaDeviceSynchronize();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (launched != cudaSuccess || ran != cudaSuccess) {
+      const cudaError_t err = launched != cudaSuccess ? launched : ran;
+      reply.status = static_cast<uint32_t>(launched != cudaSuccess ? p::Status::kLaunchError
+                                                                    : p::Status::kRunError);
+      reply.cuda_error = err;
+      set_message(reply, describe(err));
+      return reply;
+    }
+    float ms = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    reply.event_ms = ms;
+    reply.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    return reply;
+  }
+
+  p::Reply& bench_fetch(p::Reply& reply) {
+    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
+    for (uint32_t b = 0; b < bench_req_.n_buffers; ++b) {
+      const p::BufferDesc& d = bench_req_.buffers[b];
+      bench_bufs_[b]->check(reply.guards[b]);
+      if (!is_output(d.role)) continue;
+      if (!arena_.ensure(d.out_offset + p::buffer_bytes(d))) return bad(reply, "arena too small");
+      CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset), bench_ptrs_[b], p::buffer_bytes(d),
+                            cudaMemcpyDeviceToHost));
+    }
+    return reply;
+  }
+
+  const std::vector<Variant>& variants_;
+  Arena& arena_;
+  cudaStream_t test_stream_ = nullptr;
+  cudaStream_t bench_stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  std::unique_ptr<DeviceBuffer<char>> flush_;
+  const Variant* bench_variant_ = nullptr;
+  p::Request bench_req_;
+  std::vector<std::unique_ptr<Guarded>> bench_bufs_;
+  std::vector<void*> bench_ptrs_;
+};
+
+const char* status_name(uint32_t s) {
+  switch (static_cast<p::Status>(s)) {
+    case p::Status::kOk: return "ok";
+    case p::Status::kLaunchError: return "launch_error";
+    case p::Status::kRunError: return "run_error";
+    case p::Status::kCaptureProblem: return "capture_problem";
+    case p::Status::kBadRequest: return "bad_request";
+    case p::Status::kNoDevice: return "no_device";
+    case p::Status::kUnknownVariant: return "unknown_variant";
+    case p::Status::kOutOfMemory: return "out_of_memory";
+  }
+  return "unknown";
+}
+
+// Runs one request saved by the judge (the Request struct, then the arena's bytes).
+int replay(const char* path, const std::vector<Variant>& variants) {
+  FILE* f = std::fopen(path, "rb");
+  if (f == nullptr) {
+    std::fprintf(stderr, "labkit-replay: cannot open %s\n", path);
+    return 2;
+  }
+  p::Request req;
+  std::vector<char> arena_bytes;
+  bool ok = std::fread(&req, sizeof(req), 1, f) == 1 && req.arena_bytes < (uint64_t{1} << 36);
+  if (ok) {
+    arena_bytes.resize(req.arena_bytes);
+    ok = arena_bytes.empty() || std::fread(arena_bytes.data(), arena_bytes.size(), 1, f) == 1;
+  }
+  std::fclose(f);
+  if (!ok) {
+    std::fprintf(stderr, "labkit-replay: %s is not a saved request\n", path);
+    return 2;
+  }
+  Arena arena(-1);
+  arena.adopt(std::move(arena_bytes));
+  Runner runner(variants, arena);
+  p::Reply hello_req_reply = runner.handle([] {
+    p::Request h;
+    h.op = static_cast<uint32_t>(p::Op::kHello);
+    return h;
+  }());
+  if (hello_req_reply.status != 0) {
+    std::printf("labkit-replay: status=no_device %s\n", hello_req_reply.message);
+    return 1;
+  }
+  const p::Reply reply = runner.handle(req);
+  std::printf("labkit-replay: status=%s call=%u %s\n", status_name(reply.status), reply.failed_call,
+              reply.message);
+  std::fflush(stdout);
+  return reply.status == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv, const std::vector<Variant>& variants) {
+  if (argc == 3 && std::strcmp(argv[1], "--replay") == 0) return replay(argv[2], variants);
+  if (argc != 2 || std::strcmp(argv[1], "--serve") != 0) {
+    std::fprintf(stderr,
+                 "%s: this is a lab's worker; the lab's _test and _bench programs start it.\n"
+                 "  %s --replay FILE   runs one request a judge saved (compute-sanitizer)\n",
+                 argv[0], argv[0]);
+    return 2;
+  }
+  Arena arena(p::kArenaFd);
+  Runner runner(variants, arena);
+  for (;;) {
+    p::Request req;
+    if (!read_full(p::kRequestFd, &req, sizeof(req))) return 0;  // the judge closed the pipe
+    if (req.op == static_cast<uint32_t>(p::Op::kQuit)) return 0;
+    const p::Reply reply = runner.handle(req);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    if (!write_full(p::kReplyFd, &reply, sizeof(reply))) return 0;
+    // After a fault inside a kernel the CUDA context is unusable: start over in a new process.
+    if (reply.status == static_cast<uint32_t>(p::Status::kRunError)) return 3;
+  }
+}
+
+}  // namespace labkit::worker

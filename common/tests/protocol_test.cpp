@@ -1,0 +1,136 @@
+// The judge <-> worker protocol, end to end on the GPU, against labkit_selftest_worker (whose
+// launchers misbehave on purpose): each fault is reported for what it is, costs the call in
+// flight only, and the next call runs in a fresh worker. Every test skips without a GPU.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <unistd.h>
+
+#include "labkit/check.hpp"
+#include "labkit/gpu.hpp"
+#include "labkit/judge.hpp"
+#include "labkit/ops/matmul.hpp"
+
+namespace labkit {
+namespace {
+
+namespace mm = ops::matmul;
+
+std::string failure(const std::string& variant, const mm::Case& c) {
+  const ::testing::AssertionResult r = mm::check(variant, c);
+  EXPECT_FALSE(r) << variant;
+  return r.message();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(WorkerGpu, PassesACorrectKernelAlsoUnderCaptureAndRepeatedCalls) {
+  LABKIT_REQUIRE_GPU();
+  EXPECT_TRUE(mm::check("correct", {127, 129, 33, 1, 1}));
+  EXPECT_TRUE(mm::check("correct", {1, 1, 1, 2, 3}));
+  mm::Case captured{96, 80, 40, 3, 1};
+  captured.capture = true;
+  EXPECT_TRUE(mm::check("correct", captured));
+}
+
+TEST(WorkerGpu, ExplainsEachWrongResult) {
+  LABKIT_REQUIRE_GPU();
+  const mm::Case shape{100, 70, 33, 5, 1};
+  const std::string unwritten = failure("never_launches", shape);
+  EXPECT_TRUE(contains(unwritten, "7000 never written")) << unwritten;
+  const std::string column = failure("skip_last_column", shape);
+  EXPECT_TRUE(contains(column, "wrong cols: 69 (1 of 70)")) << column;
+  const std::string k = failure("drop_last_k", shape);
+  EXPECT_TRUE(contains(k, "wrong rows: 0-99 (100 of 100)")) << k;
+  const std::string guard = failure("no_guard", shape);
+  EXPECT_TRUE(contains(guard, "past the end of C")) << guard;
+  EXPECT_TRUE(contains(guard, "M=100 N=70 K=33")) << guard;
+  EXPECT_TRUE(contains(guard, "seed 5")) << guard;
+  const std::string input = failure("writes_input", shape);
+  EXPECT_TRUE(contains(input, "changed its input A")) << input;
+  const std::string launch = failure("bad_config", shape);
+  EXPECT_TRUE(contains(launch, "the launch failed")) << launch;
+}
+
+TEST(WorkerGpu, AFaultCostsOneCallAndTheNextRunsInAFreshWorker) {
+  LABKIT_REQUIRE_GPU();
+  const std::string trap = failure("traps", {64, 64, 8, 1, 1});
+  EXPECT_TRUE(contains(trap, "failed while running")) << trap;
+  EXPECT_EQ(last_failure_kind(), "crashed");
+  const std::string exited = failure("exits", {64, 64, 8, 1, 1});
+  EXPECT_TRUE(contains(exited, "exited with code 7")) << exited;
+  EXPECT_TRUE(mm::check("correct", {64, 64, 8, 1, 1}));
+}
+
+TEST(WorkerGpu, AHangIsKilledAfterTheCallTimeout) {
+  LABKIT_REQUIRE_GPU();
+  WorkerOptions options = worker_options();
+  options.call_timeout_s = 3;
+  Worker worker(options);
+  const CheckSpec spec = mm::spec("hangs", {64, 64, 8, 1, 1});
+  const OpResult r = worker.run(spec.call);
+  EXPECT_EQ(r.outcome, Outcome::kTimeout) << r.message;
+  const OpResult next = worker.run(mm::spec("correct", {64, 64, 8, 1, 1}).call);
+  EXPECT_EQ(next.outcome, Outcome::kOk) << next.message;
+}
+
+TEST(WorkerGpu, WorkOffTheGivenStreamFailsTheCaptureRule) {
+  LABKIT_REQUIRE_GPU();
+  for (const char* variant : {"default_stream", "side_stream"}) {
+    mm::Case c{96, 80, 40, 3, 1};
+    c.capture = true;
+    const std::string message = failure(variant, c);
+    EXPECT_TRUE(contains(message, "stream")) << message;
+  }
+}
+
+TEST(WorkerGpu, RunsAsAnUnprivilegedUserWhenTheJudgeIsRoot) {
+  LABKIT_REQUIRE_GPU();
+  const std::string sandbox = shared_worker().sandbox();
+  if (::geteuid() == 0) {
+    EXPECT_TRUE(contains(sandbox, "uid 65534")) << sandbox;
+  } else {
+    EXPECT_TRUE(contains(sandbox, "same user")) << sandbox;
+  }
+}
+
+// The host clock catches work the stream's events miss.
+TEST(WorkerGpu, HostClockSeesWorkHiddenFromTheStreamsEvents) {
+  LABKIT_REQUIRE_GPU();
+  Worker worker(worker_options());
+  OpCall call = mm::spec("side_stream", {2048, 2048, 2048, 1, 1}).call;
+  call.inputs.clear();
+  for (auto& b : call.buffers) {
+    if (b.role == protocol::Role::kInput) b.source = protocol::Source::kUniformF32;
+  }
+  ASSERT_TRUE(worker.bench_setup(call).ok());
+  ASSERT_TRUE(worker.bench_prepare(11).ok());
+  const TimedCall t = worker.bench_timed(true);
+  ASSERT_EQ(t.outcome, Outcome::kOk) << t.message;
+  // A 2048^3 product takes milliseconds; the events on `stream` see next to none of it.
+  EXPECT_GT(t.host_ms, 1.2 * t.event_ms + 0.5) << "event " << t.event_ms << " host " << t.host_ms;
+  EXPECT_GE(t.judge_ms, t.host_ms);
+}
+
+TEST(SanitizerGpu, MemcheckNamesTheKernelAndLine) {
+  LABKIT_REQUIRE_GPU();
+  if (!sanitizer_available()) GTEST_SKIP() << "no --labkit-sanitizer given: nothing to test";
+  const std::string found =
+      shared_worker().sanitize(mm::spec("no_guard", {100, 70, 33, 5, 1}).call, "memcheck");
+  EXPECT_TRUE(contains(found, "Invalid __global__")) << found;
+  EXPECT_TRUE(contains(found, "selftest_worker.cu:")) << found;
+}
+
+TEST(SanitizerGpu, RacecheckFindsAMissingBarrier) {
+  LABKIT_REQUIRE_GPU();
+  if (!sanitizer_available()) GTEST_SKIP() << "no --labkit-sanitizer given: nothing to test";
+  const ::testing::AssertionResult racy = check_races(mm::spec("shared_racy", {2, 256, 256, 1, 1}));
+  EXPECT_FALSE(racy);
+  EXPECT_TRUE(contains(racy.message(), "racecheck")) << racy.message();
+  EXPECT_TRUE(check_races(mm::spec("shared_ok", {2, 256, 256, 1, 1})));
+}
+
+}  // namespace
+}  // namespace labkit

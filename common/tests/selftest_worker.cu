@@ -1,0 +1,110 @@
+// A worker whose "student" launchers misbehave on purpose, one way each: the harness's own
+// tests (protocol_test.cpp) check that the judge reports every fault, survives it, and that
+// the timing sees work hidden from the stream's events.
+#include <cstdlib>
+
+#include "labkit/ops/matmul_worker.hpp"
+
+namespace {
+
+__device__ volatile int g_never_set = 0;  // nothing writes it: a loop on it never ends
+
+__global__ void matmul_kernel(const float* A, const float* B, float* C, int M, int N, int K,
+                              int fault) {
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y * blockDim.y + threadIdx.y;
+  if (fault != 1 && (row >= M || col >= N)) return;  // 1: no guard
+  if (fault == 2 && col == N - 1) return;             // 2: last column never written
+  float acc = 0.0f;
+  const int k_end = fault == 3 ? K - 1 : K;           // 3: last k term dropped
+  for (int k = 0; k < k_end; ++k) acc += A[size_t(row) * K + k] * B[size_t(k) * N + col];
+  if (fault == 4 && row == 0 && col == 0) const_cast<float*>(A)[0] = 42.0f;  // 4: writes an input
+  if (fault == 5 && row == 0 && col == 0) __trap();                           // 5: traps
+  if (fault == 6) {                                                           // 6: never ends
+    while (g_never_set == 0) {
+    }
+  }
+  C[size_t(row) * N + col] = acc;
+}
+
+// Sums a row of A through shared memory; `racy` leaves out the barrier between the writes and
+// the reads of the tile (racecheck must see it), then writes that sum times B's column sum 0.
+__global__ void shared_kernel(const float* A, const float* B, float* C, int M, int N, int K,
+                              bool racy) {
+  __shared__ float tile[256];
+  const int col = blockIdx.x * blockDim.x + threadIdx.x;
+  const int row = blockIdx.y;
+  tile[threadIdx.x] = threadIdx.x < K ? A[size_t(row) * K + threadIdx.x] : 0.0f;
+  if (!racy) __syncthreads();
+  float sum = 0.0f;
+  for (int i = 0; i < 256; ++i) sum += tile[(threadIdx.x + i) % 256];
+  if (col < N && row < M) C[size_t(row) * N + col] = sum + 0.0f * B[0];
+}
+
+void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s,
+            int fault) {
+  const dim3 block(32, 8), grid((N + 31) / 32, (M + 7) / 8);
+  matmul_kernel<<<grid, block, 0, s>>>(A, B, C, M, N, K, fault);
+}
+
+void correct(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 0);
+}
+void no_guard(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 1);
+}
+void skip_last_column(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 2);
+}
+void drop_last_k(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 3);
+}
+void writes_input(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 4);
+}
+void traps(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 5);
+}
+void hangs(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  launch(A, B, C, M, N, K, s, 6);
+}
+void never_launches(const float*, const float*, float*, int, int, int, cudaStream_t) {}
+void exits(const float*, const float*, float*, int, int, int, cudaStream_t) { std::exit(7); }
+void default_stream(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t) {
+  launch(A, B, C, M, N, K, nullptr, 0);
+}
+// The work goes to the per-thread default stream: the events on `stream` do not see it.
+void side_stream(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t) {
+  launch(A, B, C, M, N, K, cudaStreamPerThread, 0);
+}
+void bad_config(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  matmul_kernel<<<1, 4096, 0, s>>>(A, B, C, M, N, K, 0);
+}
+void shared_ok(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  shared_kernel<<<dim3((N + 255) / 256, M), 256, 0, s>>>(A, B, C, M, N, K, false);
+}
+void shared_racy(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  shared_kernel<<<dim3((N + 255) / 256, M), 256, 0, s>>>(A, B, C, M, N, K, true);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return labkit::worker::main(argc, argv,
+                              labkit::ops::matmul::bind({
+                                  {"correct", &correct},
+                                  {"no_guard", &no_guard},
+                                  {"skip_last_column", &skip_last_column},
+                                  {"drop_last_k", &drop_last_k},
+                                  {"writes_input", &writes_input},
+                                  {"traps", &traps},
+                                  {"hangs", &hangs},
+                                  {"never_launches", &never_launches},
+                                  {"exits", &exits},
+                                  {"default_stream", &default_stream},
+                                  {"side_stream", &side_stream},
+                                  {"bad_config", &bad_config},
+                                  {"shared_ok", &shared_ok},
+                                  {"shared_racy", &shared_racy},
+                              }));
+}
