@@ -1,13 +1,21 @@
-"""Google Benchmark binaries: run one benchmark, read its JSON, return its counters."""
+"""The benchmark judge (<lab>_bench): run a lab's graded benchmarks in one process, read the
+Google Benchmark JSON document it writes to the results pipe, return each entry's counters.
+
+Like the test judge, the bench judge holds no student code (the worker it starts does) and its
+document is read from a pipe only it holds, never from a file or its console.
+"""
 
 from __future__ import annotations
 
 import json
-import re
-import tempfile
 from pathlib import Path
 
-from grader import runner
+from grader import judge, runner
+
+# Characters special in both regex dialects Google Benchmark may be built with (std::regex's
+# ECMAScript and POSIX extended): escaped with a backslash, which both read as a literal.
+# (re.escape also escapes '-', '#', '&', '~' and space, which POSIX leaves undefined.)
+_REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
 
 
 class BenchError(Exception):
@@ -17,33 +25,66 @@ class BenchError(Exception):
         self.message = message
 
 
-def run_benchmark(binary: Path, name: str, timeout_s: float, env: dict | None = None) -> dict:
-    """Returns the benchmark entry (name, real_time, counters...) for `name`.
+def regex_escape(text: str) -> str:
+    return "".join("\\" + c if c in _REGEX_SPECIAL else c for c in text)
 
-    Raises BenchError('timeout'|'failed', message) when it did not give a valid measurement:
-    a crash, a hang, a wrong result reported by the benchmark itself, or no such benchmark."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "bench.json"
-        proc = runner.run([str(binary), f"--benchmark_filter=^{re.escape(name)}(/|$)",
-                           f"--benchmark_out={out}", "--benchmark_out_format=json"],
-                          timeout_s, env=env)
-        if proc.timed_out:
-            raise BenchError("timeout", f"the benchmark did not finish within {timeout_s:g} s and "
-                                        f"was killed (a very slow or hanging kernel)")
-        data = None
-        if out.is_file():
-            try:
-                data = json.loads(out.read_text())
-            except json.JSONDecodeError:
-                data = None
-    if data is None:
-        why = f"crashed ({proc.signal_name})" if proc.signal_name else f"exit code {proc.returncode}"
-        raise BenchError("failed", f"the benchmark gave no result ({why}):\n{proc.output[-1500:]}")
-    for entry in data.get("benchmarks", []):
-        entry_name = entry.get("run_name", entry.get("name", ""))
-        if entry_name == name or entry_name.startswith(name + "/"):
-            if entry.get("error_occurred"):
-                raise BenchError("failed", entry.get("error_message", "the benchmark reported an error"))
-            return entry
-    raise BenchError("failed", f"no benchmark named '{name}' in the output "
-                               f"(exit code {proc.returncode}):\n{proc.output[-1000:]}")
+
+def benchmark_filter(names) -> str:
+    """Selects exactly the named benchmarks. Google Benchmark appends the run's settings to a
+    registered name ('matmul/v1_naive/4096/iterations:10/manual_time'), so a name also matches
+    when a '/' follows it, never when another character does (4096 is not 40960)."""
+    return "^(" + "|".join(regex_escape(n) for n in names) + ")(/|$)"
+
+
+def _matches(entry: dict, name: str) -> bool:
+    entry_name = entry.get("run_name", entry.get("name", ""))
+    return isinstance(entry_name, str) and (entry_name == name or entry_name.startswith(name + "/"))
+
+
+def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
+                   env: dict | None = None) -> dict:
+    """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
+    name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
+    reported an error or is missing.
+
+    Raises BenchError('timeout'|'failed', message) when the run as a whole gave no document:
+    a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
+    with judge.private_dir() as cwd:
+        try:
+            proc = runner.run_with_results(
+                lambda fd: [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
+                            f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
+                            f"--labkit-worker={worker}"],
+                timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
+                env=env if env is not None else judge.scrubbed_env())
+        except OSError as e:
+            raise BenchError("failed", f"could not start {binary.name}: {e.strerror}") from None
+    if proc.timed_out:
+        raise BenchError("timeout", f"the benchmarks did not finish within {timeout_s:g} s and "
+                                    f"were killed (a very slow or hanging kernel)")
+    data = None
+    if proc.results.strip() and not proc.results_truncated:
+        try:
+            data = json.loads(proc.results.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            data = None
+    if not isinstance(data, dict) or not isinstance(data.get("benchmarks", []), list):
+        why = (f"crashed ({proc.signal_name})" if proc.signal_name
+               else f"exit code {proc.returncode}")
+        raise BenchError("failed", f"the benchmark judge gave no result ({why}):\n"
+                                   f"{proc.output[-1500:]}")
+    entries = [e for e in data.get("benchmarks", []) if isinstance(e, dict)]
+    found = {}
+    for name in names:
+        entry = next((e for e in entries if _matches(e, name)), None)
+        if entry is None:
+            found[name] = BenchError("failed", f"no benchmark named '{name}' in the output "
+                                               f"(exit code {proc.returncode}):\n"
+                                               f"{proc.output[-1000:]}")
+        elif entry.get("error_occurred"):
+            message = entry.get("error_message")
+            found[name] = BenchError("failed", message if isinstance(message, str) and message
+                                     else "the benchmark reported an error")
+        else:
+            found[name] = entry
+    return found

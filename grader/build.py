@@ -1,18 +1,27 @@
-"""Builds a submission with CMake: the harness and tests once, the student's file per lab."""
+"""Stages and builds a submission with CMake: the harness and tests once, the student's file
+per lab."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
 import shutil
+import stat
 from pathlib import Path
 
 from grader import runner
-from grader.errors import EXIT_USAGE, GraderError
+from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
+from grader.manifest import MANIFEST_NAME
 from grader.results import BuildResult
 
 CONFIGURE_TIMEOUT_S = 300
 BUILD_TIMEOUT_S = 900
+
+
+class BadFilesError(GraderError):
+    """A lab's student files cannot be taken: missing, a link, not a regular file, too large."""
 
 
 def find_tool(name: str) -> str:
@@ -27,31 +36,207 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path) -> dict:
+_KINDS = ((stat.S_ISLNK, "is a symbolic link (links are not followed: submit the file itself)"),
+          (stat.S_ISDIR, "is a directory, not a file"),
+          (stat.S_ISFIFO, "is a named pipe (FIFO), not a regular file"),
+          (stat.S_ISSOCK, "is a socket, not a regular file"),
+          (stat.S_ISCHR, "is a device, not a regular file"),
+          (stat.S_ISBLK, "is a device, not a regular file"))
+
+
+def _kind_problem(st: os.stat_result) -> str | None:
+    for test, words in _KINDS:
+        if test(st.st_mode):
+            return words
+    return None if stat.S_ISREG(st.st_mode) else "is not a regular file"
+
+
+def _open_lab_dir(root_fd: int, lab: str, shown: str) -> int | None:
+    """The lab's folder under the submission root (None if there is none), refusing a link or
+    anything not a folder."""
+    try:
+        st = os.stat(lab, dir_fd=root_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise BadFilesError(f"{lab}: {shown} is a symbolic link, not a folder: refused (links "
+                            f"are not followed: submit the folder itself)")
+    if not stat.S_ISDIR(st.st_mode):
+        raise BadFilesError(f"{lab}: {shown} is not a folder")
+    try:
+        fd = os.open(lab, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=root_fd)
+    except OSError as e:   # replaced by a link since the lstat, or unreadable
+        raise BadFilesError(f"{lab}: cannot open {shown}: {os.strerror(e.errno)}") from None
+    if (os.fstat(fd).st_dev, os.fstat(fd).st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise BadFilesError(f"{lab}: {shown} changed while it was being read")
+    return fd
+
+
+def _read_student_file(dir_fd: int, name: str, cap: int, max_kib: int):
+    """(bytes, None) or (None, problem). lstat first, so that a FIFO or device is never opened;
+    then open without following links and without blocking, and read through that descriptor
+    (what was checked is what is read)."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None
+    problem = _kind_problem(st)
+    if problem:
+        return None, f"{name} {problem}"
+    limit = f"the limit is {max_kib} KiB ([lab] max_file_kib in grading.toml)"
+    if st.st_size > cap:
+        return None, f"{name} is {st.st_size / 1024:.1f} KiB ({st.st_size} bytes); {limit}"
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                     | os.O_NOCTTY, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            return None, f"{name} {_KINDS[0][1]}"
+        return None, f"{name} cannot be opened: {os.strerror(e.errno)}"
+    try:
+        now = os.fstat(fd)
+        if not stat.S_ISREG(now.st_mode) or (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+            return None, f"{name} changed while it was being read"
+        chunks, size = [], 0
+        while size <= cap:
+            block = os.read(fd, min(1 << 20, cap + 1 - size))
+            if not block:
+                break
+            chunks.append(block)
+            size += len(block)
+        if size > cap:
+            return None, f"{name} is over {max_kib} KiB; {limit}"
+        return b"".join(chunks), None
+    finally:
+        os.close(fd)
+
+
+def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path,
+                     max_file_kib: int = 256) -> dict:
     """Copies the lab's student files into stage_dir/<lab>/; returns name -> sha256.
 
-    Raises GraderError naming what is missing. Files are written afresh (new mtime), so the
-    build always recompiles exactly what is being graded."""
+    Only regular files are taken, each at most max_file_kib, and no path component below the
+    submission root may be a link: a symlink to another student's file or to a grader secret
+    would otherwise be compiled, and its content echoed in compiler errors. Raises
+    BadFilesError naming every problem (never showing what a link points at), before anything
+    is written. Files are written afresh (new mtime), so the build always recompiles exactly
+    what is being graded."""
     src_dir = submission / lab
-    missing = [f for f in files if not (src_dir / f).is_file()]
+    cap = max_file_kib * 1024
+    try:
+        root_fd = os.open(submission, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as e:
+        raise BadFilesError(f"{lab}: cannot open the submission folder {submission}: "
+                            f"{os.strerror(e.errno)}") from None
+    try:
+        lab_fd = _open_lab_dir(root_fd, lab, str(src_dir))
+        if lab_fd is None:
+            raise BadFilesError(f"{lab}: the submission has no {', '.join(files)} "
+                                f"(looked in {src_dir})")
+        try:
+            contents, missing, problems = {}, [], []
+            for f in files:
+                data, problem = _read_student_file(lab_fd, f, cap, max_file_kib)
+                if problem:
+                    problems.append(problem)
+                elif data is None:
+                    missing.append(f)
+                else:
+                    contents[f] = data
+        finally:
+            os.close(lab_fd)
+    finally:
+        os.close(root_fd)
     if missing:
-        raise GraderError(f"{lab}: the submission has no {', '.join(missing)} "
-                          f"(looked in {src_dir})")
+        problems.insert(0, f"the submission has no {', '.join(missing)} (looked in {src_dir})")
+    if problems:
+        raise BadFilesError(f"{lab}: " + "; ".join(problems))
     dst_dir = stage_dir / lab
     dst_dir.mkdir(parents=True, exist_ok=True)
     hashes = {}
-    for f in files:
-        data = (src_dir / f).read_bytes()
-        (dst_dir / f).write_bytes(data)
+    for f, data in contents.items():
+        _write_fresh(dst_dir / f, data)
         hashes[f] = hashlib.sha256(data).hexdigest()
     return hashes
 
 
+def _write_fresh(path: Path, data: bytes) -> None:
+    """A new file at `path`, never through a link someone left there."""
+    if path.is_symlink() or path.exists():
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
+    except OSError as e:
+        raise GraderError(f"cannot write the staged copy {path}: {os.strerror(e.errno)}",
+                          EXIT_INTERNAL) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def cache_settings(repo: Path, stage_dir: Path, labs: list) -> dict:
+    """The cache entries this grader configures with."""
+    return {"CMAKE_BUILD_TYPE": "Release", "LABS_SUBMISSION_DIR": str(stage_dir),
+            "LABS_ONLY": ";".join(labs), "LABS_WITH_SOLUTIONS": "OFF",
+            "LABS_TEST_SUBMISSION": "OFF", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON"}
+
+
+def read_cache(cache: Path) -> dict:
+    """CMakeCache.txt's entries, 'NAME:TYPE=VALUE' -> {NAME: VALUE}."""
+    entries = {}
+    try:
+        text = cache.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return entries
+    for line in text.splitlines():
+        if not line or line.startswith(("#", "//")):
+            continue
+        m = re.match(r"^([^:=]+)(?::[^=]*)?=(.*)$", line)
+        if m:
+            entries[m.group(1).strip('"')] = m.group(2)
+    return entries
+
+
+_TRUE = {"ON", "TRUE", "YES", "Y", "1"}
+
+
+def _same(a: str | None, b: str) -> bool:
+    if a is None:
+        return False
+    if b in ("ON", "OFF"):
+        return (a.upper() in _TRUE) == (b == "ON")
+    return a == b
+
+
+def configure_is_current(repo: Path, build_dir: Path, stage_dir: Path, labs: list) -> bool:
+    """True when build_dir is already configured from this repository with these settings
+    (and wrote its manifest): configuring again would change nothing, so it is skipped. The
+    build step reruns CMake by itself when a CMakeLists changed."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file() or not (build_dir / MANIFEST_NAME).is_file():
+        return False
+    entries = read_cache(cache)
+    if not _same(entries.get("CMAKE_HOME_DIRECTORY"), str(repo)):
+        return False
+    return all(_same(entries.get(k), v)
+               for k, v in cache_settings(repo, stage_dir, labs).items())
+
+
 def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list) -> BuildResult:
+    if configure_is_current(repo, build_dir, stage_dir, labs):
+        return BuildResult(ok=True, seconds=0.0)
     cmake = find_tool("cmake")
-    args = [cmake, "-S", str(repo), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-            f"-DLABS_SUBMISSION_DIR={stage_dir}", f"-DLABS_ONLY={';'.join(labs)}",
-            "-DLABS_WITH_SOLUTIONS=OFF", "-DLABS_TEST_SUBMISSION=OFF"]
+    args = [cmake, "-S", str(repo), "-B", str(build_dir)]
+    args += [f"-D{k}={v}" for k, v in cache_settings(repo, stage_dir, labs).items()]
     cache = build_dir / "CMakeCache.txt"
     if not cache.is_file() and shutil.which("ninja"):
         args += ["-G", "Ninja"]

@@ -3,28 +3,64 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
-import secrets
+import re
+import stat
 import sys
+import tempfile
 from pathlib import Path
 
 from grader import __version__
 from grader.config import discover_labs, load_lab_config, resolve_labs
-from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
-                           GraderError)
+from grader.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, GraderError
+from grader.seeds import MAX_SEED, SECRET_ENV, secret_from_env
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors worded like the grader's own ('grader: error: ...')."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"grader: error: {message}\n")
+
+
+def seed_arg(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) > MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"the seed must be a whole number from 0 to 2**63-1 = {MAX_SEED}, got {text!r}")
+    return int(text)
+
+
+def jobs_arg(text: str) -> int:
+    if not re.fullmatch(r"[0-9]+", text.strip()) or not 1 <= int(text) <= 4096:
+        raise argparse.ArgumentTypeError(f"a number of parallel jobs >= 1, got {text!r}")
+    return int(text)
+
+
+def seconds_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python3 -m grader",
-                                description="Build, test and score CUDA lab submissions.")
+    p = _Parser(prog="python3 -m grader",
+                description="Build, test and score CUDA lab submissions.")
     p.add_argument("--version", action="version", version=f"grader {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade a submission (default: your labs/ folder)",
                        description="Builds the submission's student files against the harness, "
-                                   "runs public and hidden tests (each in its own process), then "
-                                   "the benchmark, and scores them.")
+                                   "checks the compiled code against the lab's policy, runs the "
+                                   "public and hidden tests and the benchmarks in judge "
+                                   "processes that start the student's code in a worker of its "
+                                   "own, and scores them.")
     g.add_argument("labs", nargs="*", metavar="LAB",
                    help="labs to grade: '01', '01_naive_matmul' or 'naive_matmul' (default: all)")
     src = g.add_mutually_exclusive_group()
@@ -33,18 +69,83 @@ def _parser() -> argparse.ArgumentParser:
                           "default: this repository's labs/")
     src.add_argument("--solutions", action="store_true", help="grade the reference solutions")
     g.add_argument("--output", "-o", type=Path, default=Path("grade-results.json"),
-                   help="where to write the JSON results (default: grade-results.json)")
-    g.add_argument("--seed", type=int, help="seed for the hidden tests (default: a fresh one, "
-                                            "recorded in the results; pass it to replay)")
+                   help="where to write the JSON results (default: grade-results.json); its "
+                        "folder must exist")
+    g.add_argument("--seed", type=seed_arg, metavar="N",
+                   help="base seed of the hidden inputs for every lab graded (0 to 2**63-1); "
+                        "default: per lab, derived from the graded files and the secret, "
+                        "recorded in the results: pass a lab's seed to replay it")
+    g.add_argument("--secret-file", type=Path, metavar="PATH",
+                   help=f"instructors: a file whose bytes are mixed into the derived seeds, so "
+                        f"that students cannot compute them (default: ${SECRET_ENV}, if set)")
     g.add_argument("--build-dir", type=Path, default=REPO / "build" / "grade",
                    help="build directory (default: build/grade)")
-    g.add_argument("--jobs", "-j", type=int, default=None, help="parallel build jobs")
-    g.add_argument("--no-performance", action="store_true", help="skip the benchmark")
-    g.add_argument("--test-timeout", type=float, metavar="S",
-                   help="seconds per test process (default: the lab's grading.toml)")
+    g.add_argument("--jobs", "-j", type=jobs_arg, default=None, help="parallel build jobs")
+    g.add_argument("--no-performance", action="store_true", help="skip the benchmarks")
+    g.add_argument("--no-sanitize", action="store_true",
+                   help="do not re-run failing calls under compute-sanitizer")
+    g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
+                   help="seconds one call of the student's code may take in a test "
+                        "(default: the lab's grading.toml)")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
     sub.add_parser("list", help="list the labs")
     return p
+
+
+def check_output_path(path: Path) -> Path:
+    """-o must name a file we may create or replace: its folder exists and is writable, and it
+    is not a directory, a link (writing through it would land elsewhere) or a special file."""
+    path = Path(os.path.abspath(path))
+    parent = path.parent
+    if not parent.is_dir():
+        raise GraderError(f"--output: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise GraderError(f"--output: the folder {parent} is not writable")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path
+    if stat.S_ISLNK(st.st_mode):
+        raise GraderError(f"--output: {path} is a symbolic link; name a plain file")
+    if stat.S_ISDIR(st.st_mode):
+        raise GraderError(f"--output: {path} is a directory; name a file, e.g. "
+                          f"{path / 'grade-results.json'}")
+    if not stat.S_ISREG(st.st_mode):
+        raise GraderError(f"--output: {path} exists and is not a regular file")
+    return path
+
+
+def write_output(path: Path, text: str) -> None:
+    """Written beside its final name, then renamed over it: a link put there meanwhile is
+    replaced, never written through, and a reader never sees half a file."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as e:
+        raise GraderError(f"cannot write the results to {path}: {e.strerror}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise GraderError(f"cannot write the results to {path}: {e.strerror}") from None
+
+
+def read_secret(path: Path | None) -> bytes:
+    if path is None:
+        return secret_from_env()
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise GraderError(f"--secret-file: {path} is not a regular file")
+        return path.read_bytes()
+    except OSError as e:
+        raise GraderError(f"--secret-file: cannot read {path}: {e.strerror}") from None
 
 
 def cmd_grade(args) -> int:
@@ -62,10 +163,15 @@ def cmd_grade(args) -> int:
     if not labs:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
     configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
-    if args.test_timeout is not None and not args.test_timeout > 0:
-        raise GraderError(f"--test-timeout must be a positive number of seconds, got {args.test_timeout}")
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31 - 1) + 1
-    args.build_dir.mkdir(parents=True, exist_ok=True)
+    output = check_output_path(args.output)
+    secret = read_secret(args.secret_file)
+    build_dir = args.build_dir.resolve()
+    if build_dir.exists() and not build_dir.is_dir():
+        raise GraderError(f"--build-dir: {build_dir} is not a directory")
+    try:
+        build_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise GraderError(f"--build-dir: cannot create {build_dir}: {e.strerror}") from None
 
     def progress(msg: str) -> None:
         if not args.quiet and sys.stderr.isatty():
@@ -73,21 +179,22 @@ def cmd_grade(args) -> int:
         elif not args.quiet:
             print(f"... {msg}", file=sys.stderr, flush=True)
 
-    result = grade.grade(REPO, submission, configs, seed, args.build_dir.resolve(), args.jobs,
-                         not args.no_performance, progress, args.test_timeout)
-    if not args.quiet and sys.stderr.isatty():
-        print("\r\033[K", end="", file=sys.stderr)
-    args.output.write_text(result.to_json() + "\n", encoding="utf-8")
+    try:
+        result = grade.grade(REPO, submission, configs, build_dir, seed=args.seed, secret=secret,
+                             jobs=args.jobs, run_performance=not args.no_performance,
+                             progress=progress, test_timeout_s=args.test_timeout,
+                             sanitize=not args.no_sanitize)
+    except grade.GradeCrashed as e:
+        write_output(output, e.result.to_json() + "\n")   # what was recorded, for the log
+        raise e.__cause__ from None
+    finally:
+        if not args.quiet and sys.stderr.isatty():
+            print("\r\033[K", end="", file=sys.stderr)
+    write_output(output, result.to_json() + "\n")
     print(report.render(result, str(args.output)))
-    if result.status == "no_gpu":
-        return EXIT_NO_GPU
-    if result.status == "build_failed":
-        return EXIT_BUILD
-    if result.status == "missing_files":
-        return EXIT_USAGE
-    if result.status == "error":
-        return EXIT_INTERNAL
-    return EXIT_OK
+    if result.status == "error" and result.message:
+        print(f"grader: error: {result.message}", file=sys.stderr)
+    return result.exit_code
 
 
 def cmd_list(_args) -> int:
@@ -99,7 +206,10 @@ def cmd_list(_args) -> int:
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:   # --help, --version, or a usage error already printed
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
     try:
         return {"grade": cmd_grade, "list": cmd_list}[args.command](args)
     except GraderError as e:

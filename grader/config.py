@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 from pathlib import Path
 
@@ -23,6 +24,7 @@ class Group:
 
 @dataclasses.dataclass(frozen=True)
 class Performance:
+    """One graded benchmark: [[performance]] (a lab may have several)."""
     points: float
     benchmark: str
     metric: str
@@ -30,6 +32,11 @@ class Performance:
     floor: float
     metric_label: str = ""
     timeout_s: float = 300.0
+    name: str = ""       # shown in the report; default: the benchmark's name
+    bands: int = 4       # points move in `bands` equal steps between floor and target
+
+
+DEFAULT_MAX_FILE_KIB = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,21 +45,14 @@ class LabConfig:
     title: str
     student_files: tuple
     groups: tuple
-    performance: Performance | None
-    test_timeout_s: float = 60.0
-
-    @property
-    def test_binary(self) -> str:
-        return f"{self.name}_test"
-
-    @property
-    def bench_binary(self) -> str:
-        return f"{self.name}_bench"
+    performance: tuple = ()        # Performance entries, in the file's order
+    test_timeout_s: float = 60.0   # one worker call (the judge's --labkit-call-timeout)
+    max_file_kib: int = DEFAULT_MAX_FILE_KIB
+    policy: object = None          # grader.policy.PolicyRules for this lab
 
     @property
     def max_points(self) -> float:
-        perf = self.performance.points if self.performance else 0.0
-        return sum(g.points for g in self.groups) + perf
+        return sum(g.points for g in self.groups) + sum(p.points for p in self.performance)
 
 
 def _require(table: dict, key: str, kind, where: str):
@@ -83,8 +83,11 @@ def _seconds(table: dict, key: str, default: float, where: str) -> float:
 def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabConfig:
     lab = _table(data.get("lab", {}), f"{where} [lab]")
     files = _require(lab, "student_files", list, f"{where} [lab]")
-    if not files or not all(isinstance(f, str) and f and "/" not in f and f != ".." for f in files):
+    if not files or not all(isinstance(f, str) and f and "/" not in f and "\0" not in f
+                            and f not in (".", "..") for f in files):
         raise GraderError(f"{where} [lab]: student_files must be plain file names")
+    if len(set(files)) != len(files):
+        raise GraderError(f"{where} [lab]: student_files names a file twice")
     groups = []
     correctness = data.get("correctness", [])
     if not isinstance(correctness, list):
@@ -102,26 +105,82 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
         raise GraderError(f"{where}: at least one [[correctness]] group is needed")
     if len({g.name for g in groups}) != len(groups):
         raise GraderError(f"{where}: correctness group names must be unique")
-    perf = None
-    if "performance" in data:
-        w = f"{where} [performance]"
-        p = _table(data["performance"], w)
+    perf = _performance_entries(data.get("performance", []), where)
+    max_kib = lab.get("max_file_kib", DEFAULT_MAX_FILE_KIB)
+    if isinstance(max_kib, bool) or not isinstance(max_kib, int) or not 0 < max_kib <= 1 << 20:
+        raise GraderError(f"{where} [lab]: 'max_file_kib' must be a whole number of KiB between 1 "
+                          f"and {1 << 20}, got {max_kib!r}")
+    return LabConfig(name=name, title=lab.get("title", name), student_files=tuple(files),
+                     groups=tuple(groups), performance=perf,
+                     test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"),
+                     max_file_kib=max_kib,
+                     policy=_policy_rules(data.get("policy", {}), f"{where} [policy]"))
+
+
+def _performance_entries(value, where: str) -> tuple:
+    """[[performance]] entries; a single [performance] table (the old form) is one entry."""
+    if isinstance(value, dict):
+        tables, label = [value], "[performance]"
+    elif isinstance(value, list):
+        tables, label = value, "[[performance]]"
+    else:
+        raise GraderError(f"{where}: 'performance' must be a table or an array of tables "
+                          f"([[performance]]), got {value!r}")
+    entries = []
+    for i, p in enumerate(tables):
+        w = f"{where} {label}" + (f" #{i + 1}" if label == "[[performance]]" else "")
+        _table(p, w)
+        bands = p.get("bands", 4)
+        if isinstance(bands, bool) or not isinstance(bands, int) or not 1 <= bands <= 1000:
+            raise GraderError(f"{w}: 'bands' must be a whole number >= 1, got {bands!r}")
+        benchmark = _require(p, "benchmark", str, w)
+        name = p.get("name", benchmark)
+        if not isinstance(name, str) or not name:
+            raise GraderError(f"{w}: 'name' must be a non-empty string, got {name!r}")
+        label_text = p.get("metric_label", "")
+        if not isinstance(label_text, str):
+            raise GraderError(f"{w}: 'metric_label' must be str, got {label_text!r}")
         perf = Performance(
             points=_require(p, "points", float, w),
-            benchmark=_require(p, "benchmark", str, w),
+            benchmark=benchmark,
             metric=_require(p, "metric", str, w),
             target=_require(p, "target", float, w),
             floor=_require(p, "floor", float, w),
-            metric_label=p.get("metric_label", ""),
+            metric_label=label_text,
             timeout_s=_seconds(p, "timeout_s", 300, w),
+            name=name,
+            bands=bands,
         )
         if not 0 <= perf.points < math.inf:
             raise GraderError(f"{w}: points must be >= 0")
-        if not 0 <= perf.floor < perf.target:
+        if not 0 <= perf.floor < perf.target < math.inf:
             raise GraderError(f"{w}: need 0 <= floor < target (got {perf.floor}, {perf.target})")
-    return LabConfig(name=name, title=lab.get("title", name), student_files=tuple(files),
-                     groups=tuple(groups), performance=perf,
-                     test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"))
+        if not benchmark:
+            raise GraderError(f"{w}: 'benchmark' must name a benchmark")
+        entries.append(perf)
+    if len({e.name for e in entries}) != len(entries):
+        raise GraderError(f"{where}: performance entries need distinct names (set 'name' when "
+                          f"two entries grade the same benchmark)")
+    return tuple(entries)
+
+
+def _policy_rules(table, where: str):
+    """The lab's [policy] table as grader.policy.PolicyRules.
+
+    Imported here, not at the top: the policy module is only needed once a lab is loaded, and
+    importlib (not `from grader import policy`) lets tests stand in a fake through sys.modules."""
+    table = _table(table, where)
+    try:
+        policy = importlib.import_module("grader.policy")
+    except ImportError as e:
+        raise GraderError(f"the grader's policy check (grader/policy.py) cannot be loaded: {e}",
+                          1) from None
+    try:
+        return policy.PolicyRules.from_toml(table, where)
+    except GraderError:
+        raise
+    except (TypeError, ValueError, KeyError) as e:
+        raise GraderError(f"{where}: {e}") from None
 
 
 def load_lab_config(labs_dir: Path, name: str) -> LabConfig:

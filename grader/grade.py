@@ -1,174 +1,425 @@
-"""The grading pipeline: stage, build, probe the GPU, run tests, benchmark, score.
+"""The grading pipeline: stage, configure, build the student object, check the policy, build the
+judges and the worker, hash them, probe the GPU, run the test judge, the bench judge, score.
 
-Every step records what happened in the result; nothing here prints (report.py does)."""
+Every step records what happened in the result; nothing here prints (report.py does).
+See docs/architecture.md for who runs what.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import importlib
 import json
+import math
+import sys
 import time
 from pathlib import Path
 
-from grader import __version__, bench, build, gpulock, gtest, runner, scoring
+from grader import (__version__, bench, build, gpulock, gtest, judge, manifest, runner, scoring,
+                    seeds)
 from grader.config import LabConfig
-from grader.errors import GraderError
-from grader.results import GradeResult, GroupResult, LabResult, PerfResult, TestResult
+from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
+                           GraderError)
+from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
+                            PolicyReport)
+
+GPU_INFO = "labkit_gpu_info"
+PR_SET_DUMPABLE = 4
+
+# The overall status when labs differ, first match wins, and the exit code it gives.
+_STATUS_ORDER = (("build_failed", EXIT_BUILD), ("rejected", EXIT_BUILD),
+                 ("bad_files", EXIT_USAGE), ("error", EXIT_INTERNAL))
+
+
+class GradeCrashed(Exception):
+    """A bug in the grader stopped a grading; `result` holds what was recorded until then."""
+
+    def __init__(self, result: GradeResult):
+        super().__init__(result.message)
+        self.result = result
+
+
+def make_non_dumpable() -> bool:
+    """prctl(PR_SET_DUMPABLE, 0) on Linux; True when it took effect.
+
+    The grader holds the read ends of the judges' results pipes and the write ends of their
+    stdin. A process of the same user (the worker, should its sandbox fail) could otherwise
+    open /proc/<grader>/fd/N and write fake verdict lines into a pipe, or read the seed. A
+    non-dumpable process's /proc entries belong to root and ptrace is refused. Children get
+    their own dumpable flag back at exec, so the judges are not affected. Failure is ignored:
+    the judges' own protections still hold."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 def probe_gpu(binary: Path) -> dict:
     """Runs labkit_gpu_info: {'available': bool, 'reason': str, 'name': ...}."""
-    proc = runner.run([str(binary)], 60)
+    with judge.private_dir() as cwd:
+        proc = runner.run([str(binary)], 60, cwd=str(cwd), base_env=judge.scrubbed_env())
+    if proc.timed_out:
+        return {"available": False, "reason": "the GPU probe hung for 60 s"}
     try:
         info = json.loads(proc.stdout.strip().splitlines()[-1])
     except (json.JSONDecodeError, IndexError):
+        info = None
+    if not isinstance(info, dict):
         return {"available": False,
                 "reason": f"the GPU probe failed (exit {proc.returncode}): {proc.output[-500:]}"}
-    if proc.timed_out:
-        return {"available": False, "reason": "the GPU probe hung for 60 s"}
+    info["available"] = info.get("available") is True
     return info
 
 
-def find_binary(build_dir: Path, name: str) -> Path:
-    for candidate in [build_dir / name, *build_dir.glob(f"**/{name}")]:
-        if candidate.is_file():
-            return candidate
-    raise GraderError(f"built, but {name} is not in {build_dir}", 1)
+def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
+          seed: int | None = None, secret: bytes = b"", jobs: int | None = None,
+          run_performance: bool = True, progress=None, test_timeout_s: float | None = None,
+          sanitize: bool = True) -> GradeResult:
+    """Grades `configs`' labs of `submission`. `seed` forces every lab's base seed; without it
+    each lab's is derived from `secret`, the lab and its files (grader/seeds.py).
 
-
-def grade(repo: Path, submission: Path, configs: list, seed: int, build_dir: Path,
-          jobs: int | None = None, run_performance: bool = True, progress=None,
-          test_timeout_s: float | None = None) -> GradeResult:
+    Always returns a result (status 'error' and the reason when a step of the grader or the
+    build system failed); raises GradeCrashed, carrying the result so far, on a grader bug."""
+    make_non_dumpable()
     progress = progress or (lambda msg: None)
     started = time.monotonic()
     result = GradeResult(submission=str(submission), seed=seed, grader_version=__version__,
                          started=datetime.datetime.now(datetime.timezone.utc).isoformat(
                              timespec="seconds"))
+    try:
+        _grade(result, repo, submission, configs, build_dir, seed, secret, jobs,
+               run_performance, progress, test_timeout_s, sanitize)
+    except GraderError as e:
+        _abort(result, e.message, e.exit_code)
+    except Exception as e:
+        _abort(result, f"internal error of the grader: {type(e).__name__}: {e}", EXIT_INTERNAL)
+        result.seconds = round(time.monotonic() - started, 1)
+        raise GradeCrashed(result) from e
+    else:
+        _finish(result)
+    result.seconds = round(time.monotonic() - started, 1)
+    return result
+
+
+def _abort(result: GradeResult, message: str, exit_code: int) -> None:
+    result.status, result.message, result.exit_code = "error", message, exit_code
+    for lab in result.labs:
+        if lab.status == "graded":
+            lab.status, lab.message, lab.points = "error", f"not graded: {message}", 0.0
+
+
+def _finish(result: GradeResult) -> None:
+    statuses = {lab.status for lab in result.labs}
+    if result.status == "no_gpu":
+        result.exit_code = EXIT_NO_GPU
+        return
+    for status, code in _STATUS_ORDER:
+        if status in statuses:
+            result.status, result.exit_code = status, code
+            result.message = "; ".join(f"{lab.lab}: {(lab.message.splitlines() or [''])[0]}"
+                                       for lab in result.labs if lab.status != "graded")
+            return
+    result.status, result.exit_code = "graded", EXIT_OK
+
+
+def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, build_dir: Path,
+           seed: int | None, secret: bytes, jobs: int | None, run_performance: bool, progress,
+           test_timeout_s: float | None, sanitize: bool) -> None:
     stage_dir = build_dir / "submission"
     staged = []
     for cfg in configs:
         lab = LabResult(lab=cfg.name, title=cfg.title, max_points=cfg.max_points)
         result.labs.append(lab)
         try:
-            lab.files = build.stage_submission(submission, cfg.name, cfg.student_files, stage_dir)
-            staged.append((cfg, lab))
+            lab.files = build.stage_submission(submission, cfg.name, cfg.student_files,
+                                               stage_dir, cfg.max_file_kib)
         except GraderError as e:
-            lab.status, lab.message = "missing_files", e.message
+            lab.status, lab.message = "bad_files", e.message
+            continue
+        lab.seed = seed if seed is not None else seeds.derive_seed(secret, cfg.name,
+                                                                   lab.files.values())
+        staged.append((cfg, lab))
+    if not staged:
+        return
 
-    if staged:
-        progress(f"configuring ({', '.join(c.name for c, _ in staged)})")
-        configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged])
-        if not configured.ok:
-            for _, lab in staged:
-                lab.status, lab.build = "build_failed", configured
-                lab.message = configured.hint
-            staged = []
+    progress(f"configuring ({', '.join(c.name for c, _ in staged)})")
+    configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged])
+    if not configured.ok:
+        for _, lab in staged:
+            lab.status, lab.build, lab.message = "build_failed", configured, configured.hint
+        return
+    paths = manifest.load_manifest(build_dir)
+
+    hashes = judge.BinaryHashes()
+    probe_build = build.build_targets(build_dir, [GPU_INFO], jobs)
+    if not probe_build.ok:
+        raise GraderError(f"the harness itself does not build ({GPU_INFO}):\n" + probe_build.log,
+                          EXIT_INTERNAL)
+    _record(hashes, GPU_INFO, paths.gpu_info)
 
     built = []
-    gpu = None
-    if staged:
-        probe_build = build.build_targets(build_dir, ["labkit_gpu_info"], jobs)
-        if not probe_build.ok:
-            raise GraderError("the harness itself does not build (labkit_gpu_info):\n"
-                              + probe_build.log, 1)
-        for cfg, lab in staged:
-            progress(f"building {cfg.name}")
-            lab.build = build.build_targets(build_dir, [cfg.test_binary, cfg.bench_binary], jobs)
-            lab.build.log = build.readable(lab.build.log, stage_dir)
-            lab.build.hint = build.readable(lab.build.hint, stage_dir)
-            if lab.build.ok:
-                built.append((cfg, lab))
-            else:
-                lab.status, lab.message = "build_failed", lab.build.hint
-        gpu = probe_gpu(find_binary(build_dir, "labkit_gpu_info"))
-        result.gpu = gpu
+    for cfg, lab in staged:
+        progress(f"building {cfg.name}")
+        try:
+            lab_paths = paths.lab(cfg.name)
+        except GraderError as e:
+            _lab_error(cfg, lab, e.message)
+            continue
+        if build_lab(cfg, lab, lab_paths, paths, build_dir, stage_dir, jobs, hashes, progress):
+            built.append((cfg, lab, lab_paths))
+    if not built:
+        return
 
-    if built and not gpu.get("available"):
-        for cfg, lab in built:
+    try:
+        hashes.verify(GPU_INFO)
+    except judge.TamperedError as e:
+        for cfg, lab, _ in built:
+            _lab_error(cfg, lab, e.message)
+        return
+    gpu = probe_gpu(paths.gpu_info)
+    result.gpu = gpu
+    if not gpu.get("available"):
+        for cfg, lab, _ in built:
             lab.status = "no_gpu"
             lab.message = (f"no CUDA GPU: {gpu.get('reason', 'unknown')}. The build succeeded; "
                            f"GPU tests and benchmarks were not run and no points were awarded.")
             lab.groups = [GroupResult(g.name, g.filter, g.points, note="not run: no GPU")
                           for g in cfg.groups]
-            if cfg.performance is not None:
-                lab.performance = PerfResult(max_points=cfg.performance.points,
-                                             target=cfg.performance.target,
-                                             floor=cfg.performance.floor, status="not_run",
-                                             message="not run: no GPU")
+            lab.performance = [_perf_result(p, status="not_run", message="not run: no GPU")
+                               for p in cfg.performance]
         result.status = "no_gpu"
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
-    else:
-        for cfg, lab in built:
-            if test_timeout_s is not None:
-                cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
-            grade_lab(cfg, lab, build_dir, seed, run_performance, progress)
-
-    if result.status == "graded":
-        if any(lab.status == "build_failed" for lab in result.labs):
-            result.status = "build_failed"
-        elif any(lab.status == "missing_files" for lab in result.labs):
-            result.status = "missing_files"
-        elif any(lab.status == "error" for lab in result.labs):
-            result.status = "error"
-            result.message = "; ".join(f"{lab.lab}: {lab.message.splitlines()[0]}"
-                                       for lab in result.labs if lab.status == "error")
-    result.seconds = round(time.monotonic() - started, 1)
-    return result
-
-
-def grade_lab(cfg: LabConfig, lab: LabResult, build_dir: Path, seed: int, run_performance: bool,
-              progress) -> None:
-    test_bin = find_binary(build_dir, cfg.test_binary)
-    try:
-        names = gtest.list_tests(test_bin)
-    except RuntimeError as e:
-        lab.status, lab.message = "error", str(e)
-        lab.groups = [GroupResult(g.name, g.filter, g.points) for g in cfg.groups]
         return
-    env = {"LABKIT_SEED": str(seed)}
+
+    sanitizer = judge.find_sanitizer() if sanitize else None
+    for cfg, lab, lab_paths in built:
+        if test_timeout_s is not None:
+            cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
+        grade_lab(cfg, lab, lab_paths, hashes, run_performance, progress,
+                  sanitize=sanitize, sanitizer=sanitizer)
+
+
+def _record(hashes: judge.BinaryHashes, name: str, path: Path) -> str:
+    try:
+        return hashes.record(name, path)
+    except OSError as e:
+        raise GraderError(f"built, but {name} is not at {path} ({e.strerror}): the build and "
+                          f"its {manifest.MANIFEST_NAME} disagree", EXIT_INTERNAL) from None
+
+
+def _readable(b: BuildResult, stage_dir: Path, seconds: float | None = None) -> BuildResult:
+    return BuildResult(ok=b.ok, seconds=b.seconds if seconds is None else seconds,
+                       log=build.readable(b.log, stage_dir), hint=build.readable(b.hint, stage_dir))
+
+
+def check_policy(cfg: LabConfig, lab_paths: manifest.LabPaths,
+                 paths: manifest.Manifest, stage: str) -> tuple:
+    """(PolicyReport, the policy's report text). `stage` "source": what the source pulls in
+    (includes, incbin), checked BEFORE it is compiled, so that a compile error cannot print
+    lines of a file it had no business including; "object": the compiled object."""
+    policy = importlib.import_module("grader.policy")
+    if stage == "source":
+        found = policy.check_submission([], list(lab_paths.student_sources),
+                                        list(lab_paths.interface_headers), paths.compile_commands,
+                                        cfg.policy)
+    else:
+        found = policy.check_submission(list(lab_paths.student_objects), [],
+                                        list(lab_paths.interface_headers), None, cfg.policy)
+    violations = [{"rule": str(v.rule), "symbol": str(v.symbol), "message": str(v.message)}
+                  for v in found.violations]
+    return (PolicyReport(ok=bool(found.ok), violations=violations,
+                         seconds=round(float(found.seconds), 3)), found.report())
+
+
+def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+              paths: manifest.Manifest, build_dir: Path, stage_dir: Path, jobs: int | None,
+              hashes: judge.BinaryHashes, progress) -> bool:
+    """The student object, the policy check on it, then the worker and the judges, hashed.
+    True when the lab is ready to run; otherwise its status says why not."""
+    progress(f"checking {cfg.name}'s source against its policy")
+    if not _policy_stage(cfg, lab, lab_paths, paths, "source"):
+        return False
+    source_seconds = lab.policy.seconds
+    student = build.build_targets(build_dir, [lab_paths.student_target], jobs)
+    lab.build = _readable(student, stage_dir)
+    if not student.ok:
+        lab.status, lab.message = "build_failed", lab.build.hint
+        return False
+
+    progress(f"checking {cfg.name}'s object against its policy")
+    if not _policy_stage(cfg, lab, lab_paths, paths, "object"):
+        return False
+    lab.policy.seconds = round(lab.policy.seconds + source_seconds, 3)
+
+    rest = build.build_targets(build_dir, [lab_paths.worker.target, lab_paths.test.target,
+                                           lab_paths.bench.target], jobs)
+    lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
+    if not rest.ok:
+        lab.status, lab.message = "build_failed", lab.build.hint
+        return False
+    try:
+        for target in (lab_paths.test, lab_paths.bench, lab_paths.worker):
+            lab.binaries[target.target] = _record(hashes, target.target, target.path)
+    except GraderError as e:
+        _lab_error(cfg, lab, e.message)
+        return False
+    lab.binaries[GPU_INFO] = hashes.digest(GPU_INFO)
+    return True
+
+
+def _policy_stage(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+                  paths: manifest.Manifest, stage: str) -> bool:
+    """Runs one stage of the policy check; False (and the lab's status set) unless it passed."""
+    try:
+        lab.policy, report = check_policy(cfg, lab_paths, paths, stage)
+    except GraderError as e:
+        _lab_error(cfg, lab, f"the policy check could not run, so nothing was run: {e.message}")
+        return False
+    except Exception as e:   # never run code the check did not pass
+        _lab_error(cfg, lab, f"the policy check failed ({type(e).__name__}: {e}), so nothing "
+                             f"was run")
+        return False
+    if not lab.policy.ok:
+        lab.status, lab.message = "rejected", report
+        return False
+    return True
+
+
+def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
+    """The lab could not be graded: status error, 0 points, what was recorded kept."""
+    lab.status, lab.message = "error", message
+    if not lab.groups:
+        lab.groups = [GroupResult(g.name, g.filter, g.points) for g in cfg.groups]
+    for g in lab.groups:
+        g.points = 0.0
+    if not lab.performance:
+        lab.performance = [_perf_result(p, message="not run") for p in cfg.performance]
+    for p in lab.performance:
+        p.points = 0.0
+    lab.points = 0.0
+
+
+def _perf_result(p, **changes) -> PerfResult:
+    base = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
+                      label=p.metric_label or p.metric, name=p.name, benchmark=p.benchmark,
+                      metric_name=p.metric, bands=p.bands)
+    return dataclasses.replace(base, **changes)
+
+
+def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+              hashes: judge.BinaryHashes, run_performance: bool, progress,
+              sanitize: bool = True, sanitizer: str | None = None) -> None:
+    test, worker = lab_paths.test, lab_paths.worker
+    try:
+        hashes.verify(test.target, worker.target)
+        names = gtest.list_tests(test.path)
+    except judge.TamperedError as e:
+        _lab_error(cfg, lab, e.message)
+        return
+    except RuntimeError as e:
+        _lab_error(cfg, lab, str(e))
+        return
+    selected = {g.name: [n for n in names if gtest.matches_filter(n, g.filter)]
+                for g in cfg.groups}
+    run = None
+    if any(selected.values()):
+        union = gtest.positive_union([g.filter for g in cfg.groups])
+        count = sum(gtest.matches_filter(n, union) for n in names)
+        if sanitize and sanitizer is None:
+            lab.warnings.append("compute-sanitizer was not found (PATH, $CUDA_HOME/bin, "
+                                "/usr/local/cuda/bin): failing calls were not re-run under "
+                                "memcheck")
+        progress(f"{cfg.name}: running {count} tests")
+        try:
+            hashes.verify(test.target, worker.target)
+        except judge.TamperedError as e:
+            _lab_error(cfg, lab, e.message)
+            return
+        try:
+            with gpulock.gpu_lock(shared=True):
+                run = gtest.run_judge(test.path, union, count, worker=worker.path,
+                                      seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
+                                      sanitizer=sanitizer)
+        except RuntimeError as e:
+            _lab_error(cfg, lab, str(e))
+            return
+        lab.sandbox = run.sandbox
+        lab.warnings += run.warnings
     for g in cfg.groups:
         group = GroupResult(g.name, g.filter, g.points)
-        selected = [n for n in names if gtest.matches_filter(n, g.filter)]
-        if not selected:
+        if not selected[g.name]:
             group.note = "no tests in this build (hidden tests are not part of a student release)"
             group.max_points = 0.0
-        for i, name in enumerate(selected):
-            progress(f"{cfg.name} {g.name} {i + 1}/{len(selected)}")
-            with gpulock.gpu_lock(shared=True):
-                group.tests.append(gtest.run_test(test_bin, name, cfg.test_timeout_s, env))
+        group.tests = [gtest.result_for(run, n) for n in selected[g.name]]
         group.points = scoring.score_group(group)
         lab.groups.append(group)
 
-    if cfg.performance is not None:
-        p = cfg.performance
-        lab.performance = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
-                                     label=p.metric_label or p.metric)
+    lab.performance = [_perf_result(p) for p in cfg.performance]
+    if lab.performance:
         if not scoring.all_correct(lab.groups):
-            lab.performance.status = "gated"
-            lab.performance.message = "not measured: every correctness test must pass first"
+            for perf in lab.performance:
+                perf.status = "gated"
+                perf.message = "not measured: every correctness test must pass first"
         elif not run_performance:
-            lab.performance.status = "not_run"
-            lab.performance.message = "not measured (--no-performance)"
+            for perf in lab.performance:
+                perf.status, perf.message = "not_run", "not measured (--no-performance)"
         else:
-            progress(f"{cfg.name} benchmark {p.benchmark}")
             try:
-                with gpulock.gpu_lock():
-                    entry = bench.run_benchmark(find_binary(build_dir, cfg.bench_binary),
-                                                p.benchmark, p.timeout_s, env)
-                counters = {k: v for k, v in entry.items() if isinstance(v, (int, float))}
-                lab.performance.counters = counters
-                if p.metric not in entry:
-                    lab.performance.status = "failed"
-                    lab.performance.message = f"the benchmark reported no '{p.metric}' counter"
-                else:
-                    lab.performance.metric = float(entry[p.metric])
-                    lab.performance.status = "measured"
-            except bench.BenchError as e:
-                lab.performance.status, lab.performance.message = e.status, e.message
-        lab.performance.points = scoring.score_performance(lab.performance)
+                hashes.verify(lab_paths.bench.target, worker.target)
+            except judge.TamperedError as e:
+                _lab_error(cfg, lab, e.message)
+                return
+            _benchmark(cfg, lab, lab_paths, progress)
+        for perf in lab.performance:
+            perf.points = scoring.score_performance(perf)
 
     lab.points = scoring.round_points(sum(g.points for g in lab.groups)
-                                      + (lab.performance.points if lab.performance else 0.0))
+                                      + sum(p.points for p in lab.performance))
     # Without hidden tests (a student release) the maximum shrinks to what can be earned.
     lab.max_points = scoring.round_points(sum(g.max_points for g in lab.groups)
-                                          + (lab.performance.max_points if lab.performance else 0))
+                                          + sum(p.max_points for p in lab.performance))
+
+
+def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, progress) -> None:
+    """Every performance entry of the lab, measured in one bench-judge run that holds the GPU
+    exclusively."""
+    names = list(dict.fromkeys(p.benchmark for p in cfg.performance))
+    timeout_s = sum(p.timeout_s for p in cfg.performance)
+    progress(f"{cfg.name}: benchmarking {', '.join(names)}")
+    try:
+        with gpulock.gpu_lock():
+            found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
+                                         worker=lab_paths.worker.path, seed=lab.seed)
+    except bench.BenchError as e:
+        for perf in lab.performance:
+            perf.status, perf.message = e.status, e.message
+        return
+    for perf in lab.performance:
+        entry = found[perf.benchmark]
+        if isinstance(entry, bench.BenchError):
+            perf.status, perf.message = entry.status, entry.message
+            continue
+        # Finite numbers only: the results file stays strict JSON (no NaN, no Infinity).
+        perf.counters = {k: v for k, v in entry.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool)
+                         and math.isfinite(v)}
+        value = entry.get(perf.metric_name)
+        if perf.metric_name not in perf.counters:
+            perf.status = "failed"
+            perf.message = (f"the benchmark reported no '{perf.metric_name}' counter"
+                            if value is None else
+                            f"the benchmark reported {perf.metric_name} = {value!r}, not a "
+                            f"finite number")
+            continue
+        perf.metric = float(value)
+        perf.status = "measured"
+        lo = perf.counters.get(f"{perf.metric_name}_lo")
+        hi = perf.counters.get(f"{perf.metric_name}_hi")
+        if lo is not None and hi is not None:
+            perf.metric_lo, perf.metric_hi = float(lo), float(hi)
+        perf.band = scoring.perf_band(perf.metric, perf.target, perf.floor, perf.bands)

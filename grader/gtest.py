@@ -1,16 +1,25 @@
-"""GoogleTest binaries: list their tests and run one test per process, reading JSON output."""
+"""The test judge (<lab>_test): list its tests, run them all in one process, read its verdicts.
+
+The judge contains no student code: it starts the worker (the student's code) itself and
+reports one JSON line per test on a pipe only it holds (--labkit-results-fd). A verdict is
+read from that pipe and nowhere else: not from the judge's console output (the worker's output
+may be mixed into it), not from files, not from exit codes. A test without a line on the pipe
+did not pass.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
-import os
-import re
-import tempfile
 from pathlib import Path
 
-from grader import runner
+from grader import judge, runner
 from grader.results import TestResult
+
+JUDGE_STATUSES = ("passed", "failed", "crashed", "timeout", "skipped")
+MAX_MESSAGE = 20000   # characters kept of one test's message
+
 
 # gtest filter syntax: 'a*:b*-c*' = (a* or b*) and not c*
 def matches_filter(name: str, gtest_filter: str) -> bool:
@@ -21,91 +30,168 @@ def matches_filter(name: str, gtest_filter: str) -> bool:
             and not any(fnmatch.fnmatchcase(name, p) for p in neg))
 
 
+def positive_union(filters) -> str:
+    """One gtest filter that selects at least every test any of `filters` selects: their
+    positive patterns joined. Negative patterns are dropped (a '-' in a joined filter would
+    apply to all groups); tests it selects beyond a group's are ignored when the results are
+    mapped to groups with matches_filter."""
+    patterns = []
+    for f in filters:
+        pos = [p for p in f.partition("-")[0].split(":") if p]
+        if not pos:
+            return "*"
+        patterns += [p for p in pos if p not in patterns]
+    return ":".join(patterns) or "*"
+
+
 def list_tests(binary: Path, timeout_s: float = 60) -> list:
-    """Full test names ('Suite/Fixture.Test/param') in the binary's order."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "list.json"
-        proc = runner.run([str(binary), "--gtest_list_tests", f"--gtest_output=json:{out}"],
-                          timeout_s)
+    """Full test names ('Suite/Fixture.Test/param') in the binary's order.
+
+    The judge is trusted and starts no worker to list: no student code runs here. Its JSON goes
+    to a file in a private directory."""
+    with judge.private_dir() as tmp:
+        out = tmp / "list.json"
+        try:
+            proc = runner.run([str(binary), "--gtest_list_tests", f"--gtest_output=json:{out}"],
+                              timeout_s, cwd=str(tmp), base_env=judge.scrubbed_env())
+        except OSError as e:
+            raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None
         if proc.timed_out or proc.returncode != 0 or not out.is_file():
             raise RuntimeError(f"could not list the tests of {binary.name}: "
                                f"exit {proc.returncode}, {proc.output[-2000:]}")
-        data = json.loads(out.read_text())
-    names = []
-    for suite in data.get("testsuites", []):
-        for test in suite.get("testsuite", []):
-            names.append(f"{suite['name']}.{test['name']}")
+        try:
+            data = json.loads(out.read_text(encoding="utf-8"))
+            names = [f"{suite['name']}.{test['name']}" for suite in data.get("testsuites", [])
+                     for test in suite.get("testsuite", [])]
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError,
+                AttributeError) as e:
+            raise RuntimeError(f"could not list the tests of {binary.name}: its JSON listing "
+                               f"is unreadable ({e})") from None
     return names
 
 
-_CUDA_ERROR = re.compile(r"(cudaError\w+[^\n]*)")
+@dataclasses.dataclass
+class JudgeRun:
+    """What one run of the test judge reported."""
+    tests: dict                  # name -> TestResult, from the results pipe only
+    proc: runner.ProcResult
+    timeout_s: float             # the whole run's limit
+    sandbox: dict | None = None  # the 'worker' event, less 'event'
+    done: int | None = None      # the 'done' event's test count
+    warnings: list = dataclasses.field(default_factory=list)
 
 
-def _crash_message(proc: runner.ProcResult, timeout_s: float) -> tuple:
-    """(status, message) for a test process that gave no result."""
-    tail = proc.output[-1500:]
+def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
+                  sanitizer: str | None, fd: int) -> list:
+    cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
+           f"--labkit-results-fd={fd}", "--labkit-seed-stdin", f"--labkit-worker={worker}",
+           f"--labkit-call-timeout={call_timeout_s:g}"]
+    if sanitizer:
+        cmd.append(f"--labkit-sanitizer={sanitizer}")
+    return cmd
+
+
+def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
+              call_timeout_s: float, sanitizer: str | None = None,
+              env: dict | None = None) -> JudgeRun:
+    """Runs every test `gtest_filter` selects in one judge process.
+
+    `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s
+    before the judge is killed with its process group. Raises RuntimeError when it cannot be
+    started at all."""
+    timeout_s = (expected + 5) * call_timeout_s
+    with judge.private_dir() as cwd:
+        try:
+            proc = runner.run_with_results(
+                lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
+                                         fd),
+                timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
+                env=env if env is not None else judge.scrubbed_env())
+        except OSError as e:
+            raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None
+    return parse_results(proc, timeout_s)
+
+
+def parse_results(proc: runner.ProcResult, timeout_s: float) -> JudgeRun:
+    run = JudgeRun(tests={}, proc=proc, timeout_s=timeout_s)
+    if proc.results_truncated:
+        run.warnings.append(f"the test judge wrote more than {runner.RESULTS_CAP} bytes of "
+                            f"results; the rest was ignored")
+    for i, raw in enumerate(proc.results.split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        event = _decode(raw)
+        kind = event.get("event") if event is not None else None
+        if kind == "test":
+            result = _test_result(event)
+            if result is None:
+                run.warnings.append(f"ignored a malformed test line {i} from the test judge: "
+                                    f"{_excerpt(raw)}")
+            elif result.name in run.tests:
+                run.warnings.append(f"the test judge reported {result.name} twice")
+                # Never upgrade: a second line may turn a pass into a failure, not back.
+                if run.tests[result.name].passed:
+                    run.tests[result.name] = result
+            else:
+                run.tests[result.name] = result
+        elif kind == "worker":
+            if run.sandbox is None:
+                run.sandbox = {k: v for k, v in event.items()
+                               if k != "event" and isinstance(v, (str, int, float, bool))}
+        elif kind == "done":
+            if isinstance(event.get("tests"), int) and not isinstance(event["tests"], bool):
+                run.done = event["tests"]
+        else:
+            run.warnings.append(f"ignored a malformed line {i} from the test judge: "
+                                f"{_excerpt(raw)}")
+    return run
+
+
+def _decode(raw: bytes) -> dict | None:
+    try:
+        event = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def _test_result(event: dict) -> TestResult | None:
+    name, status = event.get("name"), event.get("status")
+    message, seconds = event.get("message", ""), event.get("seconds", 0.0)
+    if (not isinstance(name, str) or not name or status not in JUDGE_STATUSES
+            or not isinstance(message, str) or isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float)) or not seconds >= 0):
+        return None
+    if len(message) > MAX_MESSAGE:
+        message = message[:MAX_MESSAGE] + f"\n[... {len(message) - MAX_MESSAGE} characters cut]"
+    return TestResult(name=name, status=status, message=message, seconds=float(seconds))
+
+
+def _excerpt(raw: bytes, n: int = 120) -> str:
+    text = raw.decode("utf-8", errors="replace")
+    return repr(text[:n]) + (" ..." if len(text) > n else "")
+
+
+def result_for(run: JudgeRun, name: str) -> TestResult:
+    """The judge's verdict on `name`; a test it did not report crashed (or timed out, when the
+    judge was killed at the run's limit): never passed."""
+    if name in run.tests:
+        return run.tests[name]
+    proc = run.proc
     if proc.timed_out:
-        return ("timeout",
-                f"did not finish within {timeout_s:g} s and was killed: a kernel that never "
-                f"ends (a loop whose condition never changes?) or a launcher that waits forever")
-    cuda = _CUDA_ERROR.search(proc.output)
-    if proc.signal_name:
-        msg = f"the test process crashed ({proc.signal_name})"
-        if cuda:
-            msg += f"; CUDA reported {cuda.group(1)}"
-        return ("crashed", msg + (f"\n  last output:\n{_indent(tail)}" if tail else ""))
-    msg = (f"the test process ended with exit code {proc.returncode} before reporting a result "
-           f"(did the code call exit() or abort()?)")
-    if cuda:
-        msg += f"; CUDA reported {cuda.group(1)}"
-    return ("crashed", msg + (f"\n  last output:\n{_indent(tail)}" if tail else ""))
+        status = "timeout"
+        how = (f"the test judge was still running at the limit of {run.timeout_s:g} s for the "
+               f"whole run and was killed")
+    elif proc.signal_name:
+        status, how = "crashed", f"the test judge crashed ({proc.signal_name})"
+    else:
+        status, how = "crashed", f"the test judge ended (exit code {proc.returncode})"
+    tail = proc.output[-1500:]
+    message = f"{how} before reporting this test: no verdict, so it did not pass"
+    if tail:
+        message += f"\n  the judge's last output:\n{_indent(tail)}"
+    return TestResult(name=name, status=status, message=message, seconds=0.0)
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line for line in text.splitlines())
-
-
-def run_test(binary: Path, name: str, timeout_s: float, env: dict) -> TestResult:
-    """Runs one test in a fresh process and reads its verdict from GoogleTest's JSON."""
-    # GoogleTest settings inherited from the caller's shell (sharding, repeat, filters) could
-    # leave the test unrun; only this call's flags count.
-    env = {**{k: None for k in os.environ if k.startswith("GTEST_")}, **env}
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "result.json"
-        proc = runner.run([str(binary), f"--gtest_filter={name}", f"--gtest_output=json:{out}",
-                           "--gtest_color=no"], timeout_s, env=env)
-        record = None
-        if out.is_file() and not proc.timed_out:
-            try:
-                data = json.loads(out.read_text())
-                for suite in data.get("testsuites", []):
-                    for test in suite.get("testsuite", []):
-                        if f"{suite['name']}.{test['name']}" == name:
-                            record = test
-            except (json.JSONDecodeError, KeyError):
-                record = None
-    if record is None:
-        status, message = _crash_message(proc, timeout_s)
-        return TestResult(name=name, status=status, message=message, seconds=proc.seconds)
-    failures = [f.get("failure", "") for f in record.get("failures", [])]
-    if failures:
-        return TestResult(name=name, status="failed", message="\n".join(failures).strip(),
-                          seconds=proc.seconds)
-    if record.get("result") == "SKIPPED" or record.get("status") == "NOTRUN":
-        skipped = _skip_reason(proc.stdout)
-        return TestResult(name=name, status="skipped", message=skipped, seconds=proc.seconds)
-    if proc.returncode != 0:
-        how = f"crashed ({proc.signal_name})" if proc.signal_name else f"exit code {proc.returncode}"
-        return TestResult(name=name, status="crashed",
-                          message=f"the test's checks passed, but its process then failed ({how}): "
-                                  f"did the code call exit() or leave the GPU in an error state?"
-                                  f"\n  last output:\n{_indent(proc.output[-1500:])}",
-                          seconds=proc.seconds)
-    return TestResult(name=name, status="passed", message="", seconds=proc.seconds)
-
-
-def _skip_reason(stdout: str) -> str:
-    for line in stdout.splitlines():
-        if "no CUDA GPU" in line:
-            return line.strip()
-    return "skipped"

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from grader.results import GradeResult, LabResult
+import math
+
+from grader.results import GradeResult, LabResult, PerfResult
 
 MAX_FAILURES_SHOWN = 5
 MAX_MESSAGE_LINES = 30
+MAX_WARNINGS_SHOWN = 5
+
+_PERF_STATES = {"gated": "not measured: correctness first", "not_run": "not run",
+                "timeout": "benchmark timed out", "failed": "benchmark failed"}
 
 
 def _pts(points: float, max_points: float) -> str:
@@ -19,37 +25,77 @@ def _clip(text: str, max_lines: int = MAX_MESSAGE_LINES, indent: str = "      ")
     return "\n".join(indent + line for line in lines)
 
 
+def _num(x: float, ref: float) -> str:
+    """x with as many decimals as show three significant digits of `ref`."""
+    if not math.isfinite(x):
+        return str(x)
+    if ref == 0 or not math.isfinite(ref):
+        return f"{x:.3g}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(ref))))
+    return f"{x:.{min(decimals, 9)}f}"
+
+
+def perf_summary(p: PerfResult) -> str:
+    """'0.0610 [0.0600, 0.0620] band 3/4 speed / cuBLAS' for a measured entry."""
+    if p.status != "measured" or p.metric is None:
+        return _PERF_STATES.get(p.status, p.status)
+    text = _num(p.metric, p.metric)
+    if p.metric_lo is not None and p.metric_hi is not None:
+        text += f" [{_num(p.metric_lo, p.metric)}, {_num(p.metric_hi, p.metric)}]"
+    if p.band is not None:
+        text += f" band {p.band}/{p.bands}"
+    return text + (f" {p.label}" if p.label else "")
+
+
 def lab_table(lab: LabResult) -> list:
-    out = [f"{lab.lab} - {lab.title}"]
-    if lab.status == "missing_files":
-        out.append(f"  {lab.message}")
+    seed = f"  (seed {lab.seed})" if lab.seed is not None else ""
+    out = [f"{lab.lab} - {lab.title}{seed}"]
+    if lab.status == "bad_files":
+        out.append(f"  {'files':<14}{'REFUSED: see below':<44}")
         out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
         return out
     if lab.build is not None:
         state = "ok" if lab.build.ok else "FAILED"
         out.append(f"  {'build':<14}{state:<44}{lab.build.seconds:6.1f} s")
+    if lab.policy is not None:
+        state = ("ok" if lab.policy.ok else
+                 f"REJECTED: {len(lab.policy.violations)} violation(s), see below")
+        out.append(f"  {'policy':<14}{state:<44}{lab.policy.seconds:6.1f} s")
+    if lab.sandbox:
+        out.append(f"  {'worker':<14}{sandbox_line(lab.sandbox)}")
     for g in lab.groups:
         if g.tests:
             desc = f"{g.passed_count}/{len(g.tests)} tests passed"
         else:
             desc = g.note or "not run"
         out.append(f"  {g.name:<14}{desc:<44}{_pts(g.points, g.max_points)}")
-    p = lab.performance
-    if p is not None:
+    for p in lab.performance:
+        name = "performance" if len(lab.performance) == 1 else f"perf {p.name}"
+        desc = perf_summary(p)
+        if len(name) > 13:
+            out.append(f"  {name}")
+            name = ""
+        out.append(f"  {name:<14}{desc:<44}{_pts(p.points, p.max_points)}")
         if p.status == "measured":
-            desc = f"{p.metric:.3g} {p.label} (target {p.target:g}, floor {p.floor:g})"
-        else:
-            desc = {"gated": "not measured: correctness first", "not_run": "not run",
-                    "timeout": "benchmark timed out", "failed": "benchmark failed"}.get(p.status,
-                                                                                        p.status)
-        out.append(f"  {'performance':<14}{desc:<44}{_pts(p.points, p.max_points)}")
+            out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g})")
     out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
     return out
 
 
+def sandbox_line(sandbox: dict) -> str:
+    """One line from the judge's 'worker' event: how the worker was confined, on what."""
+    text = str(sandbox.get("sandbox", "")) or "sandbox not reported"
+    if sandbox.get("device"):
+        text += f", on {sandbox['device']}"
+    return text[:200]
+
+
 def lab_problems(lab: LabResult) -> list:
     out = []
-    if lab.status in ("build_failed", "no_gpu", "error") and lab.message:
+    if lab.status == "rejected":
+        out.append(f"  {lab.lab}: REJECTED by the policy check; nothing of it was run:")
+        out.append(_clip(lab.message, 40))
+    elif lab.status in ("build_failed", "no_gpu", "error", "bad_files") and lab.message:
         out.append(f"  {lab.lab}: {lab.message}")
         if lab.build is not None and not lab.build.ok and lab.build.log:
             out.append(_clip(lab.build.log, 40, "      "))
@@ -60,16 +106,26 @@ def lab_problems(lab: LabResult) -> list:
     if len(failures) > MAX_FAILURES_SHOWN:
         out.append(f"  ... and {len(failures) - MAX_FAILURES_SHOWN} more failing tests "
                    f"(all listed in the results file)")
-    p = lab.performance
-    if p is not None and p.status in ("failed", "timeout"):
-        out.append(f"  [performance] {p.message.strip()[:2000]}")
+    for p in lab.performance:
+        if p.status in ("failed", "timeout"):
+            label = "performance" if len(lab.performance) == 1 else f"performance {p.name}"
+            out.append(f"  [{label}] {p.message.strip()[:2000]}")
+    for w in lab.warnings[:MAX_WARNINGS_SHOWN]:
+        out.append(f"  {lab.lab}: note: {w}")
+    if len(lab.warnings) > MAX_WARNINGS_SHOWN:
+        out.append(f"  ... and {len(lab.warnings) - MAX_WARNINGS_SHOWN} more notes (in the "
+                   f"results file)")
     return out
 
 
 def render(result: GradeResult, output_path: str | None = None) -> str:
-    gpu = result.gpu or {}
-    where = gpu.get("name") if gpu.get("available") else "no GPU"
-    lines = [f"Grading {result.submission}  (seed {result.seed}, {where})", ""]
+    gpu = result.gpu
+    if gpu is None:
+        where = "GPU not probed"        # nothing was built to run on it
+    else:
+        where = gpu.get("name") if gpu.get("available") else "no GPU"
+    seed = f"seed {result.seed}" if result.seed is not None else "seeds per lab"
+    lines = [f"Grading {result.submission}  ({seed}, {where})", ""]
     for lab in result.labs:
         lines += lab_table(lab) + [""]
     problems = [line for lab in result.labs for line in lab_problems(lab)]
@@ -79,4 +135,6 @@ def render(result: GradeResult, output_path: str | None = None) -> str:
                  + (f"    (results: {output_path})" if output_path else ""))
     if result.status == "no_gpu":
         lines.append(f"NOT GRADED ON A GPU: {result.message}. No GPU points were awarded.")
+    if any(lab.seed is not None for lab in result.labs) and result.seed is None:
+        lines.append("Replay a lab's inputs: python3 -m grader grade <lab> --seed <its seed>")
     return "\n".join(lines)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from grader.results import GroupResult, PerfResult
 
 
@@ -23,20 +25,33 @@ def all_correct(groups: list) -> bool:
     return bool(present) and all(g.passed_count == len(g.tests) for g in present)
 
 
-def perf_fraction(metric: float, target: float, floor: float) -> float:
-    """1 at or above the target, 0 at or below the floor, linear between."""
+# Metrics land on a band edge only by coincidence; one computed a hair below an edge it sits on
+# exactly (0.0425 in floating point) counts as on it.
+_EDGE_EPS = 1e-9
+
+
+def perf_band(metric: float, target: float, floor: float, bands: int) -> int:
+    """Which of `bands` equal steps between floor and target the metric reached: `bands` at or
+    above the target, 0 at or below the floor (and for NaN)."""
     if metric != metric:  # NaN
-        return 0.0
+        return 0
     if metric >= target:
-        return 1.0
+        return bands
     if metric <= floor:
-        return 0.0
-    return (metric - floor) / (target - floor)
+        return 0
+    return min(bands, int(math.floor(bands * (metric - floor) / (target - floor) + _EDGE_EPS)))
+
+
+def perf_fraction(metric: float, target: float, floor: float, bands: int = 4) -> float:
+    """1 at or above the target, 0 at or below the floor, in `bands` equal steps between.
+
+    Steps, not a line: a re-grading whose metric moves by a few percent of noise gets the same
+    points unless the metric sits right at a band edge."""
+    return perf_band(metric, target, floor, bands) / bands
 
 
 def score_performance(perf: PerfResult) -> float:
     if perf.status != "measured" or perf.metric is None:
         return 0.0
-    # Rounded to a tenth of a point: noise of a few percent in the metric moves the score
-    # by at most a tenth of the points, and repeated gradings of one submission agree.
-    return round(perf.max_points * perf_fraction(perf.metric, perf.target, perf.floor), 1)
+    return round_points(perf.max_points * perf_fraction(perf.metric, perf.target, perf.floor,
+                                                        perf.bands))

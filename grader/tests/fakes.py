@@ -1,21 +1,30 @@
-"""Helpers for the grader's tests: fake GoogleTest and Google Benchmark executables.
+"""Helpers for the grader's tests: fake judges, workers, GPU probes, build manifests and a fake
+policy module.
 
-The fakes are small Python scripts (run by this interpreter, via their shebang) that parse the
-command line flags the grader passes and write JSON in the real tools' formats. What each test or
-benchmark does is chosen by its name. Not a test module itself (no test_ prefix).
+The fake binaries are small Python scripts (run by this interpreter, via their shebang) that
+parse the command line flags the grader passes, read the seed from stdin and write results in
+the real judges' formats to the descriptor given by --labkit-results-fd (docs/architecture.md).
+What each test or benchmark does is chosen by its name. Not a test module itself (no test_
+prefix).
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import stat
 import sys
 import textwrap
+import types
 from pathlib import Path
+from unittest import mock
 
 # Run first in every fake: no core files from the deliberate crashes; lock_state() for the
-# fakes that record how the grader holds the GPU lock while they run.
+# fakes that record how the grader holds the GPU lock while they run; the flags every judge
+# takes.
 _PRELUDE = """\
 import json, os, re, signal, sys, time
+nan, inf = float("nan"), float("inf")     # so that repr() of counters reads back
 try:
     import resource
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -41,6 +50,36 @@ def lock_state(path):
             return "shared"
         except OSError:
             return "exclusive"
+
+
+def flags():
+    out = {"args": []}
+    for a in sys.argv[1:]:
+        if a.startswith("--") and "=" in a:
+            k, v = a[2:].split("=", 1)
+            out[k] = v
+        elif a.startswith("--"):
+            out[a[2:]] = True
+        else:
+            out["args"].append(a)
+    return out
+
+
+def read_seed(f):
+    return sys.stdin.readline().strip() if f.get("labkit-seed-stdin") else None
+
+
+def log_run(path, f, seed, lock):
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps({"argv": sys.argv[1:], "seed": seed, "lock": lock_state(lock),
+                                  "cwd": os.getcwd(), "env": dict(os.environ),
+                                  "cwd_mode": os.stat(os.getcwd()).st_mode & 0o777}) + "\\n")
+
+
+def results_stream(f):
+    fd = f.get("labkit-results-fd")
+    return os.fdopen(int(fd), "w") if fd else None
 '''
 
 
@@ -53,25 +92,34 @@ def write_executable(path: Path, body: str) -> Path:
     return path
 
 
-# --- GoogleTest ------------------------------------------------------------------------------
+# --- the test judge --------------------------------------------------------------------------
 
-# Behaviours of one test, by keyword:
-#   pass, fail (message "expected 1 but got 2\n  at C[0,0]"), skip (prints 'no CUDA GPU: ...'),
-#   segv (SIGSEGV), abort_cuda (prints a CUDA error to stderr, then SIGABRT), hang (sleeps 100 s),
-#   exit0 (exit(0) before writing JSON), pass_exit1 (writes a pass, then exits with 1),
-#   seed (passes only when LABKIT_SEED == '1234'; otherwise fails naming the seed it saw).
+# Behaviours of one test, by keyword; the judge reports on the results descriptor:
+#   pass, fail (message FAIL_MESSAGE), skip (SKIP_LINE), worker_crash (status crashed, as a
+#   judge reports a worker that died), worker_timeout (status timeout),
+#   seed (passes only when the seed read from stdin is '1234'; otherwise fails naming it),
+#   double (reports passed, then failed, for the same test),
+#   append:<path> (appends a line to <path>, as a worker tampering with the build tree would,
+#   and reports passed).
+# Behaviours that leave this test and every later one without a line:
+#   judge_crash (the judge dies of SIGSEGV), judge_exit (the judge exits 1), hang (the judge
+#   sleeps 100 s: the grader's limit for the whole run kills it).
+# Lines the grader must not believe:
+#   malformed (a non-JSON line and a test line without a status, nothing valid for this test),
+#   stdout_liar (GoogleTest's '[  PASSED  ]' lines and a JSON 'passed' line on stdout, a
+#   gtest JSON file in its cwd, nothing on the descriptor).
 FAIL_MESSAGE = "expected 1 but got 2\n  at C[0,0]"
 SKIP_LINE = "[ labkit  ] GPU: no CUDA GPU: CUDA driver version is insufficient"
-CUDA_ERROR = "cudaErrorIllegalAddress (an illegal memory access was encountered)"
+WORKER_EVENT = {"event": "worker", "sandbox": "uid 65534 (root dropped), no network",
+                "device": "Fake GPU 80GB"}
 
-_GTEST_BODY = """
+_JUDGE_BODY = """
 TESTS = {tests!r}          # [suite, test, behaviour], in the binary's order
 FAIL_MESSAGE = {fail!r}
 SKIP_LINE = {skip!r}
-CUDA_ERROR = {cuda!r}
-LOG = {log!r}              # a file each run appends its argv and LABKIT_SEED to (or None)
+WORKER_EVENT = {worker!r}
+LOG = {log!r}              # a file each run appends its argv, seed, env, cwd to (or None)
 LOCK = {lock!r}            # a GPU lock file whose state each run records (or None)
-
 
 
 def matches(name, flt):
@@ -83,77 +131,95 @@ def matches(name, flt):
             and not any(fnmatch.fnmatchcase(name, p) for p in neg))
 
 
-def suites(entries):
-    out = []
-    for suite, test in entries:
-        if not out or out[-1]["name"] != suite:
-            out.append({{"name": suite, "testsuite": []}})
-        out[-1]["testsuite"].append(test)
-    return {{"testsuites": out}}
-
-
-def write(path, data):
-    if path:
-        with open(path, "w") as f:
-            json.dump(data, f)
-
-
 def main():
-    listing, flt, out = False, "*", None
-    for a in sys.argv[1:]:
-        if a == "--gtest_list_tests":
-            listing = True
-        elif a.startswith("--gtest_filter="):
-            flt = a[len("--gtest_filter="):]
-        elif a.startswith("--gtest_output=json:"):
-            out = a[len("--gtest_output=json:"):]
-    if LOG:
-        with open(LOG, "a") as f:
-            f.write(json.dumps({{"argv": sys.argv[1:], "seed": os.environ.get("LABKIT_SEED"),
-                                 "lock": lock_state(LOCK)}}) + "\\n")
-    if listing:
+    f = flags()
+    seed = read_seed(f)
+    log_run(LOG, f, seed, LOCK)
+    if f.get("gtest_list_tests"):
+        suites = []
         for suite, test, _ in TESTS:
             print(suite + ".")
             print("  " + test)
-        write(out, suites([(s, {{"name": t}}) for s, t, _ in TESTS]))
+            if not suites or suites[-1]["name"] != suite:
+                suites.append({{"name": suite, "testsuite": []}})
+            suites[-1]["testsuite"].append({{"name": test}})
+        out = f.get("gtest_output", "")
+        if out.startswith("json:"):
+            with open(out[5:], "w") as fh:
+                json.dump({{"testsuites": suites}}, fh)
         return 0
-    ran, code = [], 0
+    res = results_stream(f)
+
+    def emit(obj):
+        if res is not None:
+            res.write(json.dumps(obj) + "\\n")
+            res.flush()
+
+    def test_line(name, status, message=""):
+        emit({{"event": "test", "name": name, "status": status, "message": message,
+               "seconds": 0.01}})
+
+    if WORKER_EVENT:
+        emit(WORKER_EVENT)
+    flt = f.get("gtest_filter", "*")
+    count, code = 0, 0
     for suite, test, how in TESTS:
-        if not matches(suite + "." + test, flt):
+        name = suite + "." + test
+        if not matches(name, flt):
             continue
-        record = {{"name": test, "status": "RUN", "result": "COMPLETED"}}
-        print("[ RUN      ] " + suite + "." + test, flush=True)
+        count += 1
+        print("[ RUN      ] " + name, flush=True)
         if how == "pass":
-            pass
+            test_line(name, "passed")
         elif how == "fail":
-            record["failures"] = [{{"failure": FAIL_MESSAGE, "type": ""}}]
-        elif how == "seed":
-            seed = os.environ.get("LABKIT_SEED")
-            if seed != "1234":
-                record["failures"] = [{{"failure": "wrong seed: %r" % seed, "type": ""}}]
+            test_line(name, "failed", FAIL_MESSAGE)
+            code = 1
         elif how == "skip":
-            print(SKIP_LINE, flush=True)
-            record["result"] = "SKIPPED"
-        elif how == "segv":
+            test_line(name, "skipped", SKIP_LINE)
+        elif how == "worker_crash":
+            test_line(name, "crashed", "the worker crashed (SIGSEGV) during call 1 of 1")
+        elif how == "worker_timeout":
+            test_line(name, "timeout", "the worker did not answer within "
+                      + f.get("labkit-call-timeout", "?") + " s and was killed")
+        elif how == "seed":
+            if seed == "1234":
+                test_line(name, "passed")
+            else:
+                test_line(name, "failed", "wrong seed: %r" % seed)
+        elif how == "double":
+            test_line(name, "passed")
+            test_line(name, "failed", "second thoughts")
+        elif how.startswith("append:"):
+            with open(how[len("append:"):], "a") as fh:
+                fh.write("# tampered\\n")
+            test_line(name, "passed")
+        elif how == "judge_crash":
             print("about to crash", flush=True)
             os.kill(os.getpid(), signal.SIGSEGV)
             time.sleep(5)
-        elif how == "abort_cuda":
-            sys.stderr.write("CUDA error at matmul.cu:42: " + CUDA_ERROR + "\\n")
-            sys.stderr.flush()
-            os.kill(os.getpid(), signal.SIGABRT)
-            time.sleep(5)
+        elif how == "judge_exit":
+            print("giving up", flush=True)
+            sys.exit(1)
         elif how == "hang":
+            print("waiting forever", flush=True)
             time.sleep(100)
-        elif how == "exit0":
-            print("calling exit(0) in the middle of a test", flush=True)
-            os._exit(0)
-        elif how == "pass_exit1":
-            code = 1
+        elif how == "malformed":
+            if res is not None:
+                res.write("this is not json\\n")
+                res.write(json.dumps({{"event": "test", "name": name}}) + "\\n")
+                res.write(json.dumps({{"event": "test", "name": name, "status": "PASSED"}}) + "\\n")
+                res.write(json.dumps(["event", "test", name, "passed"]) + "\\n")
+                res.flush()
+        elif how == "stdout_liar":
+            print("[       OK ] " + name + " (0 ms)")
+            print(json.dumps({{"event": "test", "name": name, "status": "passed"}}))
+            with open("test_detail.json", "w") as fh:
+                json.dump({{"testsuites": [{{"name": suite, "testsuite": [
+                    {{"name": test, "status": "RUN", "result": "COMPLETED"}}]}}]}}, fh)
         else:
-            raise SystemExit("fake gtest: unknown behaviour " + how)
-        ran.append((suite, record))
-    write(out, suites(ran))
+            raise SystemExit("fake judge: unknown behaviour " + how)
+    print("[  PASSED  ] %d tests." % count, flush=True)
+    emit({{"event": "done", "tests": count}})
     return code
 
 
@@ -161,20 +227,22 @@ sys.exit(main())
 """
 
 
-def fake_gtest(path: Path, tests: list, log: Path | None = None,
-               lock: Path | None = None) -> Path:
-    """A fake GoogleTest binary. `tests`: [(suite, test, behaviour), ...] (see above)."""
-    body = _GTEST_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, skip=SKIP_LINE,
-                              cuda=CUDA_ERROR, log=str(log) if log else None,
+def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | None = None,
+               worker_event: dict | None = WORKER_EVENT) -> Path:
+    """A fake test judge. `tests`: [(suite, test, behaviour), ...] (see above)."""
+    body = _JUDGE_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, skip=SKIP_LINE,
+                              worker=worker_event, log=str(log) if log else None,
                               lock=str(lock) if lock else None)
     return write_executable(path, body)
 
 
-# --- Google Benchmark ------------------------------------------------------------------------
+# --- the bench judge -------------------------------------------------------------------------
 
-# Behaviours of one benchmark family, by keyword:
-#   ok (writes counters), error (error_occurred with ERROR_MESSAGE), segv (crashes before
-#   writing), hang (sleeps 100 s), no_ratio (writes an entry without the 'ratio' counter).
+# Behaviours of one benchmark, by keyword:
+#   ok (writes its counters), error (error_occurred with ERROR_MESSAGE), segv (the judge crashes
+#   before writing anything), hang (sleeps 100 s), no_ratio (an entry without 'ratio'),
+#   garbage (writes half a JSON document), stdout_only (writes the document to stdout, nothing
+#   on the descriptor), seed (ratio as given when the seed from stdin is '1234', else 0.001).
 ERROR_MESSAGE = "output differs from cuBLAS before timing: C[3,7] = 1.5, expected 2.5"
 
 _BENCH_BODY = """
@@ -184,19 +252,13 @@ LOG = {log!r}
 LOCK = {lock!r}
 
 
-
 def main():
-    flt, out = ".", None
-    for a in sys.argv[1:]:
-        if a.startswith("--benchmark_filter="):
-            flt = a[len("--benchmark_filter="):]
-        elif a.startswith("--benchmark_out="):
-            out = a[len("--benchmark_out="):]
-    if LOG:
-        with open(LOG, "a") as f:
-            f.write(json.dumps({{"argv": sys.argv[1:], "seed": os.environ.get("LABKIT_SEED"),
-                                 "lock": lock_state(LOCK)}}) + "\\n")
-    entries = []
+    f = flags()
+    seed = read_seed(f)
+    log_run(LOG, f, seed, LOCK)
+    flt = f.get("benchmark_filter", ".")
+    res = results_stream(f)
+    entries, to_stdout = [], False
     for name, how, counters in BENCHES:
         if not re.search(flt, name):
             continue
@@ -205,6 +267,10 @@ def main():
             time.sleep(5)
         if how == "hang":
             time.sleep(100)
+        if how == "garbage":
+            res.write('{{"context": {{}}, "benchmarks": [')
+            res.flush()
+            return 1
         entry = {{"name": name, "family_index": 0, "per_family_instance_index": 0,
                   "run_name": name, "run_type": "iteration", "repetitions": 1,
                   "repetition_index": 0, "threads": 1, "iterations": 10,
@@ -216,14 +282,19 @@ def main():
             entry.update(counters)
             if how == "no_ratio":
                 entry.pop("ratio", None)
+            if how == "seed" and seed != "1234":
+                entry["ratio"] = 0.001
+            to_stdout = to_stdout or how == "stdout_only"
         print(name, flush=True)
         entries.append(entry)
     if not entries:
         print("Failed to match any benchmarks against regex: " + flt, file=sys.stderr)
-    if out:
-        with open(out, "w") as f:
-            json.dump({{"context": {{"date": "2024-01-01", "num_cpus": 2}},
-                        "benchmarks": entries}}, f)
+    doc = json.dumps({{"context": {{"date": "2024-01-01", "num_cpus": 2}}, "benchmarks": entries}})
+    if to_stdout:
+        print(doc)
+    elif res is not None:
+        res.write(doc)
+        res.flush()
     return 0
 
 
@@ -233,20 +304,120 @@ sys.exit(main())
 
 def fake_bench(path: Path, benches: list, log: Path | None = None,
                lock: Path | None = None) -> Path:
-    """A fake Google Benchmark binary. `benches`: [(full name, behaviour, {counter: value}), ...]."""
+    """A fake bench judge. `benches`: [(full name, behaviour, {counter: value}), ...]."""
     body = _BENCH_BODY.format(benches=[[n, how, dict(c)] for n, how, c in benches],
                               error=ERROR_MESSAGE, log=str(log) if log else None,
                               lock=str(lock) if lock else None)
     return write_executable(path, body)
 
 
+def fake_worker(path: Path) -> Path:
+    """Stands in for <lab>_worker: the fake judges never start it; only its hash matters."""
+    return write_executable(path, "print('fake worker')\n")
+
+
+def fake_gpu_info(path: Path, gpu: dict) -> Path:
+    return write_executable(path, f"""
+        print("some driver chatter")
+        print(json.dumps({gpu!r}))
+        sys.exit(0 if {gpu.get('available')!r} else 1)
+    """)
+
+
 def read_log(log: Path) -> list:
-    """The runs a fake recorded: [{'argv': [...], 'seed': ..., 'lock': ...}, ...]."""
-    import json
+    """The runs a fake recorded: [{'argv': [...], 'seed': ..., 'lock': ..., 'env': ...}, ...]."""
     if not Path(log).is_file():
         return []
     return [json.loads(line) for line in Path(log).read_text().splitlines() if line.strip()]
 
 
-__all__ = ["write_executable", "fake_gtest", "fake_bench", "read_log", "FAIL_MESSAGE",
-           "SKIP_LINE", "CUDA_ERROR", "ERROR_MESSAGE"]
+# --- the build manifest ----------------------------------------------------------------------
+
+def write_manifest(build_dir: Path, labs: dict, gpu_info: Path,
+                   compile_commands: Path | None = None) -> Path:
+    """<build_dir>/labs-manifest.json. `labs`: name -> {test, bench, worker: Path,
+    objects, sources, headers: [Path]} (targets are named <lab>_test ...)."""
+    data = {"version": 1, "gpu_info": str(gpu_info),
+            "compile_commands": str(compile_commands) if compile_commands else None, "labs": {}}
+    for name, lab in labs.items():
+        data["labs"][name] = {
+            "student_target": f"{name}_student",
+            "student_sources": [str(p) for p in lab.get("sources", [])],
+            "student_objects": [str(p) for p in lab["objects"]],
+            "interface_headers": [str(p) for p in lab.get("headers", [])],
+            "worker": {"target": f"{name}_worker", "path": str(lab["worker"])},
+            "test": {"target": f"{name}_test", "path": str(lab["test"])},
+            "bench": {"target": f"{name}_bench", "path": str(lab["bench"])},
+        }
+    path = Path(build_dir) / "labs-manifest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2))
+    return path
+
+
+# --- grader.policy ---------------------------------------------------------------------------
+
+class FakeViolation:
+    def __init__(self, rule: str, symbol: str, message: str):
+        self.rule, self.symbol, self.message = rule, symbol, message
+
+
+class FakePolicyResult:
+    def __init__(self, violations: list, seconds: float = 0.25):
+        self.violations = list(violations)
+        self.ok = not self.violations
+        self.seconds = seconds
+
+    def report(self) -> str:
+        if self.ok:
+            return "policy: ok"
+        return "\n".join(f"{v.rule}: {v.symbol}: {v.message}" for v in self.violations)
+
+
+class FakePolicy(types.ModuleType):
+    """Stands in for grader.policy (its API, as docs/architecture.md's grader uses it).
+
+    check_submission returns `violations` (FakeViolation) or raises `error`; every call is
+    recorded in `calls`."""
+
+    def __init__(self, violations=(), error: Exception | None = None):
+        super().__init__("grader.policy")
+        self.violations, self.error, self.calls = list(violations), error, []
+
+        class PolicyRules:
+            def __init__(self, table, where):
+                self.table, self.where = dict(table), where
+
+            @classmethod
+            def from_toml(cls, table, where):
+                if not isinstance(table, dict):
+                    raise TypeError("the [policy] table must be a table")
+                return cls(table, where)
+
+        self.PolicyRules = PolicyRules
+
+    def check_submission(self, objects, sources, interface_headers, compile_commands, rules):
+        self.calls.append({"objects": objects, "sources": sources,
+                           "interface_headers": interface_headers,
+                           "compile_commands": compile_commands, "rules": rules})
+        if self.error is not None:
+            raise self.error
+        return FakePolicyResult(self.violations)
+
+
+def use_policy(module):
+    """Context manager / patcher: `module` is grader.policy for the grader while it is active."""
+    return mock.patch.dict(sys.modules, {"grader.policy": module})
+
+
+def real_or_fake_policy():
+    """grader.policy when it exists (someone else writes it), else a FakePolicy."""
+    try:
+        return importlib.import_module("grader.policy")
+    except ImportError:
+        return FakePolicy()
+
+
+__all__ = ["write_executable", "fake_judge", "fake_bench", "fake_worker", "fake_gpu_info",
+           "read_log", "write_manifest", "FakePolicy", "FakeViolation", "use_policy",
+           "real_or_fake_policy", "FAIL_MESSAGE", "SKIP_LINE", "ERROR_MESSAGE", "WORKER_EVENT"]

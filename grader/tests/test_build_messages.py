@@ -2,13 +2,17 @@
 
 import hashlib
 import os
+import socket
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from grader import build
 from grader.errors import EXIT_USAGE, GraderError
+from grader.results import BuildResult
 
 STAGE = "/home/ci/labs-grader/build/grade/submission"
 SIG = "matmul_v1_naive(float const*, float const*, float*, int, int, int, CUstream_st*)"
@@ -180,11 +184,99 @@ class StageSubmissionTest(unittest.TestCase):
             build.stage_submission(self.sub, "02_tiled", ("tiled.cu",), self.stage)
         self.assertIn("tiled.cu", cm.exception.message)
 
+    def refused(self, files=("matmul.cu",), max_file_kib=256, lab="01_naive_matmul"):
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(self.sub, lab, files, self.stage, max_file_kib)
+        self.assertEqual(cm.exception.exit_code, EXIT_USAGE)
+        self.assertFalse((self.stage / lab / files[0]).exists())
+        return cm.exception.message
+
     def test_a_directory_is_not_a_file(self):
-        (self.sub / "01_naive_matmul" / "dir.cu").mkdir()
-        with self.assertRaises(GraderError) as cm:
-            build.stage_submission(self.sub, "01_naive_matmul", ("dir.cu",), self.stage)
-        self.assertIn("dir.cu", cm.exception.message)
+        self.src.unlink()
+        self.src.mkdir()
+        msg = self.refused()
+        self.assertIn("matmul.cu is a directory", msg)
+
+    def test_symlink_to_a_secret_is_refused_and_never_read(self):
+        secret = Path(self._tmp.name) / "instructor" / "answers.cu"
+        secret.parent.mkdir()
+        secret.write_text("TOP-SECRET-ANSWER-KEY 42\n")
+        self.src.unlink()
+        self.src.symlink_to(secret)
+        msg = self.refused()
+        self.assertIn("matmul.cu is a symbolic link", msg)
+        self.assertNotIn("TOP-SECRET", msg)
+        self.assertNotIn(str(secret), msg)          # not even where it points
+
+    def test_symlink_to_a_sibling_in_the_submission(self):
+        (self.sub / "01_naive_matmul" / "real.cu").write_text("// real\n")
+        self.src.unlink()
+        self.src.symlink_to("real.cu")
+        self.assertIn("symbolic link", self.refused())
+
+    def test_symlinked_lab_folder_is_refused(self):
+        elsewhere = Path(self._tmp.name) / "elsewhere"
+        (self.sub / "01_naive_matmul").rename(elsewhere)
+        (self.sub / "01_naive_matmul").symlink_to(elsewhere)
+        msg = self.refused()
+        self.assertIn("symbolic link", msg)
+        self.assertIn("folder", msg)
+
+    def test_lab_folder_that_is_a_file(self):
+        (self.sub / "02_tiled").write_text("not a folder")
+        msg = self.refused(files=("tiled.cu",), lab="02_tiled")
+        self.assertIn("not a folder", msg)
+
+    def test_fifo_is_refused_without_blocking(self):
+        self.src.unlink()
+        os.mkfifo(self.src)
+        done = []
+        t = threading.Thread(target=lambda: done.append(self.refused()), daemon=True)
+        t.start()
+        t.join(10)
+        if t.is_alive():    # unblock the staging thread so the test run can end
+            fd = os.open(self.src, os.O_WRONLY | os.O_NONBLOCK)
+            os.close(fd)
+            self.fail("staging a FIFO blocked")
+        self.assertIn("matmul.cu is a named pipe (FIFO)", done[0])
+
+    def test_socket_is_refused(self):
+        self.src.unlink()
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.addCleanup(s.close)
+        try:
+            s.bind(str(self.src))
+        except OSError as e:     # a path too long for a socket address
+            self.skipTest(f"cannot bind a unix socket here: {e}")
+        self.assertIn("socket", self.refused())
+
+    def test_oversize_file_is_refused_with_its_size(self):
+        self.src.write_bytes(b"x" * (5 * 1024 + 1))
+        msg = self.refused(max_file_kib=5)
+        self.assertIn("5121 bytes", msg)
+        self.assertIn("limit is 5 KiB", msg)
+        self.assertIn("max_file_kib", msg)
+        # exactly the limit is fine
+        self.src.write_bytes(b"x" * (5 * 1024))
+        self.assertIn("matmul.cu", build.stage_submission(self.sub, "01_naive_matmul",
+                                                          ("matmul.cu",), self.stage, 5))
+
+    def test_every_problem_is_named_at_once(self):
+        (self.sub / "01_naive_matmul" / "b.cuh").symlink_to("/etc/hostname")
+        msg = self.refused(files=("matmul.cu", "b.cuh", "c.cu"))
+        self.assertIn("no c.cu", msg)
+        self.assertIn("b.cuh is a symbolic link", msg)
+
+    def test_a_link_left_in_the_stage_is_replaced_not_written_through(self):
+        target = Path(self._tmp.name) / "victim.txt"
+        target.write_text("untouched")
+        dst = self.stage / "01_naive_matmul" / "matmul.cu"
+        dst.parent.mkdir(parents=True)
+        dst.symlink_to(target)
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertEqual(target.read_text(), "untouched")
+        self.assertFalse(dst.is_symlink())
+        self.assertEqual(dst.read_bytes(), self.src.read_bytes())
 
     def test_fresh_mtime(self):
         past = time.time() - 10 * 24 * 3600
@@ -199,6 +291,80 @@ class StageSubmissionTest(unittest.TestCase):
         mtime = dst.stat().st_mtime
         self.assertGreater(mtime, self.src.stat().st_mtime + 3600)
         self.assertGreaterEqual(mtime, before - 2)   # written now (allow coarse clocks)
+
+
+class ConfigureTest(unittest.TestCase):
+    """configure() is skipped when the build dir is already configured the same way."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        tmp = Path(self._tmp.name)
+        self.repo, self.build_dir, self.stage = tmp / "repo", tmp / "build", tmp / "build" / "sub"
+        self.build_dir.mkdir()
+        self.calls = []
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write_cache(self, **changes):
+        entries = {"CMAKE_HOME_DIRECTORY:INTERNAL": str(self.repo),
+                   "CMAKE_BUILD_TYPE:STRING": "Release",
+                   "LABS_SUBMISSION_DIR:PATH": str(self.stage),
+                   "LABS_ONLY:STRING": "01_naive_matmul;02_tiled",
+                   "LABS_WITH_SOLUTIONS:BOOL": "OFF", "LABS_TEST_SUBMISSION:BOOL": "OFF",
+                   "CMAKE_EXPORT_COMPILE_COMMANDS:BOOL": "ON"}
+        entries.update(changes)
+        (self.build_dir / "CMakeCache.txt").write_text(
+            "# This is the CMakeCache file.\n//comment\n"
+            + "".join(f"{k}={v}\n" for k, v in entries.items()))
+        (self.build_dir / "labs-manifest.json").write_text("{}")
+
+    def configure(self):
+        def run(args, timeout_s, **kw):
+            self.calls.append(args)
+            from grader.runner import ProcResult
+            return ProcResult(returncode=0, timed_out=False, seconds=1.5, stdout="", stderr="")
+        with mock.patch.object(build.runner, "run", run), \
+                mock.patch.object(build, "find_tool", lambda name: f"/usr/bin/{name}"):
+            return build.configure(self.repo, self.build_dir, self.stage,
+                                   ["01_naive_matmul", "02_tiled"])
+
+    def test_first_configure_exports_compile_commands(self):
+        r = self.configure()
+        self.assertEqual(r, BuildResult(ok=True, seconds=1.5))
+        (args,) = self.calls
+        self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", args)
+        self.assertIn(f"-DLABS_SUBMISSION_DIR={self.stage}", args)
+        self.assertIn("-DLABS_ONLY=01_naive_matmul;02_tiled", args)
+
+    def test_same_settings_skip_configure(self):
+        self.write_cache()
+        r = self.configure()
+        self.assertTrue(r.ok)
+        self.assertEqual(self.calls, [])
+
+    def test_bool_spelling_does_not_matter(self):
+        self.write_cache(**{"LABS_WITH_SOLUTIONS:BOOL": "FALSE",
+                            "CMAKE_EXPORT_COMPILE_COMMANDS:BOOL": "TRUE"})
+        self.configure()
+        self.assertEqual(self.calls, [])
+
+    def test_any_difference_configures_again(self):
+        for key, value in (("LABS_ONLY:STRING", "01_naive_matmul"),
+                           ("LABS_SUBMISSION_DIR:PATH", "/elsewhere"),
+                           ("CMAKE_EXPORT_COMPILE_COMMANDS:BOOL", "OFF"),
+                           ("CMAKE_HOME_DIRECTORY:INTERNAL", "/other/repo")):
+            with self.subTest(key=key):
+                self.calls.clear()
+                self.write_cache(**{key: value})
+                self.configure()
+                self.assertEqual(len(self.calls), 1)
+
+    def test_no_manifest_configures_again(self):
+        self.write_cache()
+        (self.build_dir / "labs-manifest.json").unlink()
+        self.configure()
+        self.assertEqual(len(self.calls), 1)
 
 
 if __name__ == "__main__":

@@ -1,44 +1,51 @@
-"""The grading pipeline without CUDA: fake test and benchmark binaries in a fake build dir.
+"""The grading pipeline without CUDA: fake judges, worker and GPU probe in a fake build dir with
+a fake labs-manifest.json, and a fake grader.policy.
 
 grade.grade_lab is run for real on the fakes; grade.grade is run with CMake (build.configure,
-build.build_targets) replaced by stand-ins, so that staging, the GPU probe, scoring and statuses
-are exercised end to end. Also: report.render, GradeResult.to_json, and cli.main's usage errors.
+build.build_targets) replaced by stand-ins, so that staging, seeds, the policy step, binary
+hashes, the GPU probe, scoring, statuses and exit codes are exercised end to end. Also:
+report.render, GradeResult.to_json, and cli.main's checks of its arguments.
 """
 
 import contextlib
 import copy
 import io
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build, cli, gpulock, grade, report
+from grader import build, cli, gpulock, grade, judge, manifest, report, seeds
 from grader.config import parse_lab_config
-from grader.errors import GraderError
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
-                            TestResult)
+                            PolicyReport, TestResult)
 from grader.tests import fakes
 
 LAB = "01_naive_matmul"
 PUB, HID = "Shapes/MatmulPublic", "Shapes/MatmulHidden"
 BENCH = "matmul/v1_naive/4096"
+SECRET_TEXT = "TOP-SECRET-INSTRUCTOR-KEY-7f3a"
 
 CONFIG = {
     "lab": {"title": "Naive matmul", "student_files": ["matmul.cu"], "test_timeout_s": 10},
     "correctness": [{"name": "public", "filter": "*MatmulPublic*", "points": 30},
                     {"name": "hidden", "filter": "*MatmulHidden*", "points": 50}],
-    "performance": {"points": 20, "benchmark": BENCH, "metric": "ratio",
-                    "metric_label": "speed / cuBLAS", "target": 0.05, "floor": 0.01,
-                    "timeout_s": 20},
+    "performance": [{"points": 20, "benchmark": BENCH, "metric": "ratio",
+                     "metric_label": "speed / cuBLAS", "target": 0.05, "floor": 0.01,
+                     "timeout_s": 20, "bands": 4}],
+    "policy": {"forbid_imports": ["cudaMemcpy*"]},
 }
 
 
-def cfg(**perf_changes):
-    data = copy.deepcopy(CONFIG)
-    data["performance"].update(perf_changes)
-    return parse_lab_config(LAB, data)
+def cfg(data=None, **perf_changes):
+    data = copy.deepcopy(data or CONFIG)
+    data["performance"][0].update(perf_changes)
+    with fakes.use_policy(fakes.FakePolicy()):
+        return parse_lab_config(LAB, data)
 
 
 def tests_all_pass():
@@ -50,30 +57,47 @@ def tests_all_pass():
 
 
 def benches(ratio=0.03, how="ok", counters=None):
-    c = {"ratio": ratio, "GFLOPS": 3000.0, "cublas_GFLOPS": 50000.0}
+    c = {"ratio": ratio, "ratio_lo": ratio * 0.98, "ratio_hi": ratio * 1.02, "GFLOPS": 3000.0,
+         "baseline_GFLOPS": 50000.0}
     c.update(counters or {})
     return [("matmul/v1_naive/1024/iterations:20/manual_time", "ok", {"ratio": 0.99}),
             (f"{BENCH}/iterations:10/manual_time", how, c)]
 
 
 class FakeBuildDir:
-    """A build dir with fake binaries where grade.find_binary looks (nested, like CMake's)."""
+    """A build dir with fake binaries and the labs-manifest.json that names them."""
 
     def __init__(self, root: Path, tests, bench_entries, gpu=None):
         self.root = root
         self.log = root / "fake-runs.log"
         out = root / "labs" / LAB
         lock = gpulock.DEFAULT_LOCK     # patched to a temporary file by TempDirTest
-        self.test_bin = fakes.fake_gtest(out / f"{LAB}_test", tests, log=self.log, lock=lock)
+        self.test_bin = fakes.fake_judge(out / f"{LAB}_test", tests, log=self.log, lock=lock)
         self.bench_bin = fakes.fake_bench(out / f"{LAB}_bench", bench_entries, log=self.log,
                                           lock=lock)
-        gpu = gpu if gpu is not None else {"available": True, "reason": "",
-                                           "name": "Fake GPU 80GB (sm_90)"}
-        fakes.write_executable(root / "common" / "labkit_gpu_info", f"""
-            print("some driver chatter")
-            print(json.dumps({gpu!r}))
-            sys.exit(0 if {gpu.get('available')!r} else 1)
-        """)
+        self.worker = fakes.fake_worker(out / f"{LAB}_worker")
+        self.gpu_info = fakes.fake_gpu_info(
+            root / "common" / "labkit_gpu_info",
+            gpu if gpu is not None else {"available": True, "reason": "",
+                                         "name": "Fake GPU 80GB (sm_90)"})
+        self.obj = out / "matmul.cu.o"
+        self.obj.write_bytes(b"\x7fELF fake object")
+        self.manifest = fakes.write_manifest(
+            root, {LAB: {"test": self.test_bin, "bench": self.bench_bin, "worker": self.worker,
+                         "objects": [self.obj],
+                         "sources": [root / "submission" / LAB / "matmul.cu"],
+                         "headers": [Path("/repo/labs") / LAB / "matmul.h"]}},
+            gpu_info=self.gpu_info, compile_commands=root / "compile_commands.json")
+
+    def paths(self) -> manifest.LabPaths:
+        return manifest.load_manifest(self.root).lab(LAB)
+
+    def hashes(self) -> judge.BinaryHashes:
+        h = judge.BinaryHashes()
+        p = self.paths()
+        for t in (p.test, p.bench, p.worker):
+            h.record(t.target, t.path)
+        return h
 
     def runs(self):
         return fakes.read_log(self.log)
@@ -93,56 +117,95 @@ class TempDirTest(unittest.TestCase):
 
 
 class GradeLabTest(TempDirTest):
-    def grade_lab(self, tests, bench_entries, config=None, seed=1234, run_performance=True):
+    def grade_lab(self, tests, bench_entries, config=None, seed=1234, run_performance=True,
+                  sanitizer=None):
         self.build = FakeBuildDir(self.tmp / "build", tests, bench_entries)
         config = config or cfg()
-        lab = LabResult(lab=config.name, title=config.title, max_points=config.max_points)
+        lab = LabResult(lab=config.name, title=config.title, max_points=config.max_points,
+                        seed=seed)
         self.progress = []
-        grade.grade_lab(config, lab, self.build.root, seed, run_performance, self.progress.append)
+        grade.grade_lab(config, lab, self.build.paths(), self.build.hashes(), run_performance,
+                        self.progress.append, sanitizer=sanitizer)
         return lab
 
-    def test_find_binary(self):
-        b = FakeBuildDir(self.tmp / "build", tests_all_pass(), benches())
-        self.assertEqual(grade.find_binary(b.root, f"{LAB}_test"), b.test_bin)
-        self.assertEqual(grade.find_binary(b.root, f"{LAB}_bench"), b.bench_bin)
-        with self.assertRaises(GraderError) as cm:
-            grade.find_binary(b.root, "02_missing_test")
-        self.assertIn("02_missing_test", cm.exception.message)
-
-    def test_all_pass_measures_performance_partial_points(self):
+    def test_all_pass_measures_performance_in_bands(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.03))
         self.assertEqual(lab.status, "graded")
         self.assertEqual([(g.name, len(g.tests), g.passed_count, g.points, g.max_points)
                           for g in lab.groups],
                          [("public", 3, 3, 30.0, 30.0), ("hidden", 2, 2, 50.0, 50.0)])
-        p = lab.performance
+        (p,) = lab.performance
         self.assertEqual(p.status, "measured", p.message)
         self.assertEqual(p.metric, 0.03)
-        self.assertEqual(p.points, 10.0)          # halfway between floor 0.01 and target 0.05
+        self.assertEqual((p.band, p.bands), (2, 4))   # halfway between floor 0.01 and 0.05
+        self.assertEqual(p.points, 10.0)
+        self.assertEqual((p.metric_lo, p.metric_hi), (0.03 * 0.98, 0.03 * 1.02))
         self.assertEqual(p.max_points, 20.0)
-        self.assertEqual((p.target, p.floor, p.label), (0.05, 0.01, "speed / cuBLAS"))
+        self.assertEqual((p.target, p.floor, p.label, p.name), (0.05, 0.01, "speed / cuBLAS",
+                                                                BENCH))
         self.assertEqual(p.counters["GFLOPS"], 3000.0)
         self.assertTrue(all(isinstance(v, (int, float)) for v in p.counters.values()))
         self.assertNotIn("name", p.counters)
         self.assertEqual(lab.points, 90.0)
         self.assertEqual(lab.max_points, 100.0)
-        self.assertTrue(any("benchmark" in m for m in self.progress))
-        self.assertTrue(any("hidden 2/2" in m for m in self.progress))
+        self.assertEqual(lab.sandbox["sandbox"], fakes.WORKER_EVENT["sandbox"])
+        self.assertTrue(any("benchmarking" in m for m in self.progress))
+
+    def test_one_judge_run_for_all_tests(self):
+        self.grade_lab(tests_all_pass(), benches())
+        runs = self.build.runs()
+        test_runs = [r for r in runs if any(a.startswith("--gtest_filter=") for a in r["argv"])]
+        self.assertEqual(len(test_runs), 1)
+        self.assertIn("--gtest_filter=*MatmulPublic*:*MatmulHidden*", test_runs[0]["argv"])
+        self.assertIn(f"--labkit-worker={self.build.worker}", test_runs[0]["argv"])
+        self.assertIn("--labkit-call-timeout=10", test_runs[0]["argv"])
+
+    def test_just_under_a_band_edge(self):
+        lab = self.grade_lab(tests_all_pass(), benches(ratio=0.0299))
+        self.assertEqual((lab.performance[0].band, lab.performance[0].points), (1, 5.0))
+        lab = self.grade_lab(tests_all_pass(), benches(ratio=0.04))
+        self.assertEqual((lab.performance[0].band, lab.performance[0].points), (3, 15.0))
 
     def test_fast_enough_gets_all_points(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.08))
-        self.assertEqual(lab.performance.points, 20.0)
+        self.assertEqual(lab.performance[0].points, 20.0)
+        self.assertEqual(lab.performance[0].band, 4)
         self.assertEqual(lab.points, 100.0)
 
     def test_too_slow_gets_no_performance_points(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.005))
-        self.assertEqual(lab.performance.status, "measured")
-        self.assertEqual(lab.performance.points, 0.0)
+        self.assertEqual(lab.performance[0].status, "measured")
+        self.assertEqual(lab.performance[0].points, 0.0)
         self.assertEqual(lab.points, 80.0)
+
+    def test_several_performance_entries_in_one_bench_run(self):
+        data = copy.deepcopy(CONFIG)
+        data["performance"].append({"name": "throughput", "points": 10, "benchmark": BENCH,
+                                    "metric": "GFLOPS", "target": 4000, "floor": 0,
+                                    "bands": 2})
+        data["performance"].append({"name": "small", "points": 5,
+                                    "benchmark": "matmul/v1_naive/1024", "metric": "ratio",
+                                    "target": 0.5, "floor": 0.1, "timeout_s": 7})
+        config = cfg(data)
+        self.assertEqual(config.max_points, 115.0)
+        lab = self.grade_lab(tests_all_pass(), benches(ratio=0.03), config=config)
+        self.assertEqual([(p.name, p.status, p.metric, p.band, p.points)
+                          for p in lab.performance],
+                         [(BENCH, "measured", 0.03, 2, 10.0),
+                          ("throughput", "measured", 3000.0, 1, 5.0),
+                          ("small", "measured", 0.99, 4, 5.0)])
+        self.assertEqual((lab.points, lab.max_points), (100.0, 115.0))
+        bench_runs = [r for r in self.build.runs()
+                      if any(a.startswith("--benchmark_filter") for a in r["argv"])]
+        self.assertEqual(len(bench_runs), 1)
+        self.assertEqual(bench_runs[0]["lock"], "exclusive")
+        text = report.render(GradeResult("s", None, "x", labs=[lab]))
+        self.assertIn("perf throughput", text)
+        self.assertIn("band 1/2", text)
 
     def test_points_per_group_and_gating(self):
         tests = [(PUB, "A/1", "pass"), (PUB, "A/2", "fail"), (PUB, "A/3", "pass"),
-                 (HID, "B/1", "pass"), (HID, "B/2", "segv"), (HID, "B/3", "skip"),
+                 (HID, "B/1", "pass"), (HID, "B/2", "worker_crash"), (HID, "B/3", "skip"),
                  (HID, "B/4", "pass")]
         lab = self.grade_lab(tests, benches(ratio=0.08))
         pub, hid = lab.groups
@@ -151,20 +214,45 @@ class GradeLabTest(TempDirTest):
         self.assertEqual([t.status for t in pub.tests], ["passed", "failed", "passed"])
         self.assertEqual([t.status for t in hid.tests], ["passed", "crashed", "skipped", "passed"])
         self.assertEqual(pub.tests[1].name, f"{PUB}.A/2")
-        self.assertEqual(lab.performance.status, "gated")
-        self.assertEqual(lab.performance.points, 0.0)
-        self.assertIn("every correctness test must pass", lab.performance.message)
+        self.assertEqual(lab.performance[0].status, "gated")
+        self.assertEqual(lab.performance[0].points, 0.0)
+        self.assertIn("every correctness test must pass", lab.performance[0].message)
         self.assertEqual(lab.points, 45.0)
         self.assertEqual(lab.max_points, 100.0)
         # the benchmark was never started
         self.assertFalse(any(any(a.startswith("--benchmark") for a in r["argv"])
                              for r in self.build.runs()))
 
+    def test_judge_crash_mid_run_costs_the_unreported_tests(self):
+        tests = tests_all_pass()
+        tests[1] = (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "judge_crash")
+        lab = self.grade_lab(tests, benches(ratio=0.08))
+        statuses = [t.status for g in lab.groups for t in g.tests]
+        self.assertEqual(statuses, ["passed", "crashed", "crashed", "crashed", "crashed"])
+        self.assertEqual(lab.points, 10.0)
+        self.assertEqual(lab.performance[0].status, "gated")
+
+    def test_stdout_liar_gets_zero(self):
+        tests = [(s, t, "stdout_liar") for s, t, _ in tests_all_pass()]
+        lab = self.grade_lab(tests, benches(ratio=0.08))
+        self.assertEqual(lab.points, 0.0)
+        self.assertTrue(all(t.status == "crashed" for g in lab.groups for t in g.tests))
+        self.assertEqual(lab.performance[0].status, "gated")
+
+    def test_malformed_lines_become_warnings_in_the_report(self):
+        tests = tests_all_pass()
+        tests[0] = (PUB, "MatchesCpuReference/v1_naive_M1_N1_K1", "malformed")
+        lab = self.grade_lab(tests, benches(), sanitizer="/cuda/bin/compute-sanitizer")
+        self.assertEqual(lab.groups[0].tests[0].status, "crashed")
+        self.assertEqual(len(lab.warnings), 4)
+        text = report.render(GradeResult("s", None, "x", labs=[lab]))
+        self.assertIn("note: ignored a malformed", text)
+
     def test_one_failure_gates_even_with_a_fast_benchmark(self):
         tests = tests_all_pass()
         tests[-1] = (HID, "MatchesCpuReference/v1_naive_M9_N9_K9", "fail")
         lab = self.grade_lab(tests, benches(ratio=1.0))
-        self.assertEqual(lab.performance.status, "gated")
+        self.assertEqual(lab.performance[0].status, "gated")
         self.assertEqual(lab.groups[1].points, 25.0)
         self.assertEqual(lab.points, 55.0)
 
@@ -175,22 +263,20 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(pub.points, 30.0)
         self.assertEqual(hid.tests, [])
         self.assertEqual(hid.max_points, 0.0)
-        self.assertEqual(hid.points, 0.0)
         self.assertIn("no tests in this build", hid.note)
         # an absent group does not gate performance
-        self.assertEqual(lab.performance.status, "measured")
+        self.assertEqual(lab.performance[0].status, "measured")
         self.assertEqual(lab.points, 40.0)
         self.assertEqual(lab.max_points, 50.0)     # 30 public + 20 performance
 
-    def test_seed_reaches_tests_and_benchmark(self):
-        lab = self.grade_lab(tests_all_pass(), benches(), seed=1234)
+    def test_seed_reaches_the_judges_on_stdin_only(self):
+        with mock.patch.dict(os.environ, {"LABKIT_SEED": "999"}):
+            lab = self.grade_lab(tests_all_pass(), benches(how="seed"), seed=1234)
         self.assertEqual(lab.groups[1].tests[0].status, "passed")
-        runs = self.build.runs()
-        test_runs = [r for r in runs if any(a.startswith("--gtest_filter=") for a in r["argv"])]
-        bench_runs = [r for r in runs if any(a.startswith("--benchmark") for a in r["argv"])]
-        self.assertEqual(len(test_runs), 5)        # one process per test
-        self.assertEqual({r["seed"] for r in test_runs}, {"1234"})
-        self.assertEqual([r["seed"] for r in bench_runs], ["1234"])
+        self.assertEqual(lab.performance[0].metric, 0.03)
+        runs = [r for r in self.build.runs() if "--gtest_list_tests" not in r["argv"]]
+        self.assertEqual([r["seed"] for r in runs], ["1234", "1234"])
+        self.assertTrue(all("LABKIT_SEED" not in r["env"] for r in runs))
 
     def test_gpu_lock_shared_for_tests_exclusive_for_the_benchmark(self):
         self.grade_lab(tests_all_pass(), benches())
@@ -198,13 +284,20 @@ class GradeLabTest(TempDirTest):
         listing = [r for r in runs if "--gtest_list_tests" in r["argv"]]
         test_runs = [r for r in runs if any(a.startswith("--gtest_filter=") for a in r["argv"])]
         bench_runs = [r for r in runs if any(a.startswith("--benchmark") for a in r["argv"])]
-        self.assertEqual({r["lock"] for r in test_runs}, {"shared"})
+        self.assertEqual([r["lock"] for r in test_runs], ["shared"])
         self.assertEqual([r["lock"] for r in bench_runs], ["exclusive"])
         self.assertEqual([r["lock"] for r in listing], ["free"])
-        # released afterwards
         import fcntl
-        with open(gpulock.DEFAULT_LOCK, "a+") as f:
+        with open(gpulock.DEFAULT_LOCK, "a+") as f:      # released afterwards
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def test_sanitizer_flag_and_warning(self):
+        self.grade_lab(tests_all_pass(), benches(), sanitizer="/cuda/bin/compute-sanitizer")
+        run = [r for r in self.build.runs() if any(a.startswith("--gtest_filter=")
+                                                   for a in r["argv"])][0]
+        self.assertIn("--labkit-sanitizer=/cuda/bin/compute-sanitizer", run["argv"])
+        lab = self.grade_lab(tests_all_pass(), benches(), sanitizer=None)
+        self.assertIn("compute-sanitizer was not found", lab.warnings[0])
 
     def test_wrong_seed_fails_the_seeded_test(self):
         lab = self.grade_lab(tests_all_pass(), benches(), seed=99)
@@ -212,53 +305,65 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(t.status, "failed")
         self.assertIn("'99'", t.message)
         self.assertEqual(lab.groups[1].points, 25.0)
-        self.assertEqual(lab.performance.status, "gated")
+        self.assertEqual(lab.performance[0].status, "gated")
 
     def test_no_performance_flag(self):
         lab = self.grade_lab(tests_all_pass(), benches(), run_performance=False)
-        self.assertEqual(lab.performance.status, "not_run")
-        self.assertEqual(lab.performance.points, 0.0)
+        self.assertEqual(lab.performance[0].status, "not_run")
         self.assertEqual(lab.points, 80.0)
         self.assertEqual(lab.max_points, 100.0)
 
     def test_benchmark_error(self):
         lab = self.grade_lab(tests_all_pass(), benches(how="error"))
-        self.assertEqual(lab.performance.status, "failed")
-        self.assertEqual(lab.performance.message, fakes.ERROR_MESSAGE)
-        self.assertEqual(lab.performance.points, 0.0)
+        self.assertEqual(lab.performance[0].status, "failed")
+        self.assertEqual(lab.performance[0].message, fakes.ERROR_MESSAGE)
         self.assertEqual(lab.points, 80.0)
 
     def test_benchmark_hang(self):
         lab = self.grade_lab(tests_all_pass(), benches(how="hang"), config=cfg(timeout_s=1))
-        self.assertEqual(lab.performance.status, "timeout")
-        self.assertEqual(lab.performance.points, 0.0)
+        self.assertEqual(lab.performance[0].status, "timeout")
+        self.assertEqual(lab.performance[0].points, 0.0)
 
     def test_benchmark_without_the_metric(self):
         lab = self.grade_lab(tests_all_pass(), benches(how="no_ratio"))
-        self.assertEqual(lab.performance.status, "failed")
-        self.assertIn("'ratio'", lab.performance.message)
-        self.assertEqual(lab.performance.counters["GFLOPS"], 3000.0)
-        self.assertEqual(lab.performance.points, 0.0)
+        p = lab.performance[0]
+        self.assertEqual(p.status, "failed")
+        self.assertIn("'ratio'", p.message)
+        self.assertEqual(p.counters["GFLOPS"], 3000.0)
+        self.assertEqual(p.points, 0.0)
+
+    def test_non_finite_metric_fails_and_json_stays_strict(self):
+        lab = self.grade_lab(tests_all_pass(), benches(counters={"ratio": float("nan"),
+                                                                 "GFLOPS": float("inf")}))
+        p = lab.performance[0]
+        self.assertEqual(p.status, "failed")
+        self.assertIn("not a finite number", p.message)
+        self.assertNotIn("GFLOPS", p.counters)
+        json.loads(GradeResult("s", None, "x", labs=[lab]).to_json(),
+                   parse_constant=lambda c: self.fail(f"{c} in the results JSON"))
 
     def test_other_metric(self):
         lab = self.grade_lab(tests_all_pass(), benches(counters={"GFLOPS": 2000.0}),
                              config=cfg(metric="GFLOPS", target=3000.0, floor=1000.0))
-        self.assertEqual(lab.performance.metric, 2000.0)
-        self.assertEqual(lab.performance.points, 10.0)
+        self.assertEqual(lab.performance[0].metric, 2000.0)
+        self.assertIsNone(lab.performance[0].metric_lo)     # no GFLOPS_lo counter
+        self.assertEqual(lab.performance[0].points, 10.0)
 
     def test_no_performance_section(self):
         data = copy.deepcopy(CONFIG)
         del data["performance"]
-        lab = self.grade_lab(tests_all_pass(), benches(), config=parse_lab_config(LAB, data))
-        self.assertIsNone(lab.performance)
+        lab = self.grade_lab(tests_all_pass(), benches(), config=cfg_without_perf(data))
+        self.assertEqual(lab.performance, [])
         self.assertEqual((lab.points, lab.max_points), (80.0, 80.0))
 
     def test_listing_failure_is_a_lab_error(self):
         self.build = FakeBuildDir(self.tmp / "build", tests_all_pass(), benches())
+        hashes = self.build.hashes()
         fakes.write_executable(self.build.test_bin, "print('boom', file=sys.stderr)\nsys.exit(3)\n")
+        hashes.record(f"{LAB}_test", self.build.test_bin)
         config = cfg()
-        lab = LabResult(lab=LAB, title=config.title, max_points=config.max_points)
-        grade.grade_lab(config, lab, self.build.root, 1, True, lambda m: None)
+        lab = LabResult(lab=LAB, title=config.title, max_points=config.max_points, seed=1)
+        grade.grade_lab(config, lab, self.build.paths(), hashes, True, lambda m: None)
         self.assertEqual(lab.status, "error")
         self.assertIn("could not list", lab.message)
         self.assertIn("boom", lab.message)
@@ -266,20 +371,63 @@ class GradeLabTest(TempDirTest):
                          [("public", [], 0.0), ("hidden", [], 0.0)])
         self.assertEqual(lab.points, 0.0)
 
+    def test_changed_judge_is_not_run(self):
+        self.build = FakeBuildDir(self.tmp / "build", tests_all_pass(), benches())
+        hashes = self.build.hashes()
+        with open(self.build.test_bin, "a") as f:
+            f.write("# changed\n")
+        config = cfg()
+        lab = LabResult(lab=LAB, title=config.title, max_points=config.max_points, seed=1)
+        grade.grade_lab(config, lab, self.build.paths(), hashes, True, lambda m: None)
+        self.assertEqual(lab.status, "error")
+        self.assertEqual(lab.message, f"the {LAB}_test binary changed after it was built "
+                                      f"(tampering?): not run")
+        self.assertEqual(lab.points, 0.0)
+        self.assertEqual(self.build.runs(), [])            # not even listed
+
+    def test_binary_changed_during_the_tests_is_caught_before_the_benchmark(self):
+        # A worker that reached the build tree rewrites the bench judge while the tests run.
+        self.build = FakeBuildDir(self.tmp / "build", [], benches(ratio=0.08))
+        tests = tests_all_pass()
+        tests[0] = (PUB, tests[0][1], f"append:{self.build.bench_bin}")
+        fakes.fake_judge(self.build.test_bin, tests, log=self.build.log)
+        hashes = self.build.hashes()
+        config = cfg()
+        lab = LabResult(lab=LAB, title=config.title, max_points=config.max_points, seed=1234)
+        grade.grade_lab(config, lab, self.build.paths(), hashes, True, lambda m: None)
+        self.assertEqual(lab.status, "error")
+        self.assertIn(f"the {LAB}_bench binary changed after it was built", lab.message)
+        self.assertEqual(lab.points, 0.0)
+        self.assertTrue(all(g.points == 0.0 for g in lab.groups))
+        self.assertEqual(lab.groups[0].passed_count, 3)     # what ran is kept, for the record
+        self.assertFalse(any(any(a.startswith("--benchmark") for a in r["argv"])
+                             for r in self.build.runs()))
+
+
+def cfg_without_perf(data):
+    with fakes.use_policy(fakes.FakePolicy()):
+        return parse_lab_config(LAB, data)
+
 
 class GradeFlowTest(TempDirTest):
-    """grade.grade with CMake replaced: staging, the GPU probe, statuses, max points."""
+    """grade.grade with CMake replaced: staging, seeds, policy, hashes, the GPU probe,
+    statuses, exit codes."""
 
     def setUp(self):
         super().setUp()
         self.submission = self.tmp / "submission"
         (self.submission / LAB).mkdir(parents=True)
-        (self.submission / LAB / "matmul.cu").write_text("// student code\n")
+        self.student_file = self.submission / LAB / "matmul.cu"
+        self.student_file.write_text("// student code\n")
         self.build_dir = self.tmp / "build"
         self.calls = []
+        self.policy = fakes.FakePolicy()
 
-    def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None):
+    def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None,
+                  secret=b"", write_manifest=True, config=None, on_probe=None, on_build=None):
         self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(), benches(0.03), gpu=gpu)
+        if not write_manifest:
+            self.fake.manifest.unlink()
         stage = self.build_dir / "submission"
 
         def configure(repo, build_dir, stage_dir, labs):
@@ -290,49 +438,145 @@ class GradeFlowTest(TempDirTest):
 
         def build_targets(build_dir, targets, jobs=None):
             self.calls.append(("build", targets))
+            if on_build and f"{LAB}_worker" in targets:
+                on_build()
             if targets == ["labkit_gpu_info"] or lab_build_ok:
                 return BuildResult(ok=True, seconds=1.0)
             return BuildResult(ok=False, seconds=1.0,
                                log=f"{stage}/{LAB}/matmul.cu(3): error: expected a \";\"",
                                hint=f"your file does not compile ({stage}/{LAB}/matmul.cu)")
 
+        probe = grade.probe_gpu
+
+        def probe_gpu(binary):
+            if on_probe:
+                on_probe()
+            return probe(binary)
+
         with mock.patch.object(build, "configure", configure), \
-                mock.patch.object(build, "build_targets", build_targets):
-            return grade.grade(Path("/repo"), self.submission, [cfg()], seed, self.build_dir,
-                               jobs=2, run_performance=True, progress=lambda m: None,
-                               test_timeout_s=test_timeout_s)
+                mock.patch.object(build, "build_targets", build_targets), \
+                mock.patch.object(grade, "probe_gpu", probe_gpu), \
+                fakes.use_policy(self.policy):
+            return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
+                               seed=seed, secret=secret, jobs=2, run_performance=True,
+                               progress=lambda m: None, test_timeout_s=test_timeout_s)
 
     def test_graded_on_a_gpu(self):
         r = self.run_grade()
-        self.assertEqual(r.status, "graded")
+        self.assertEqual((r.status, r.exit_code), ("graded", 0))
         self.assertEqual(r.gpu["name"], "Fake GPU 80GB (sm_90)")
         self.assertEqual(r.seed, 1234)
         lab = r.labs[0]
         self.assertEqual(lab.status, "graded")
-        self.assertEqual(lab.files, {"matmul.cu": build.sha256(self.submission / LAB / "matmul.cu")})
+        self.assertEqual(lab.seed, 1234)
+        self.assertEqual(lab.files, {"matmul.cu": build.sha256(self.student_file)})
         self.assertEqual((r.points, r.max_points), (90.0, 100.0))
         self.assertEqual(self.calls, [("configure", [LAB]), ("build", ["labkit_gpu_info"]),
-                                      ("build", [f"{LAB}_test", f"{LAB}_bench"])])
+                                      ("build", [f"{LAB}_student"]),
+                                      ("build", [f"{LAB}_worker", f"{LAB}_test", f"{LAB}_bench"])])
+        self.assertEqual(lab.binaries, {
+            f"{LAB}_test": judge.file_sha256(self.fake.test_bin),
+            f"{LAB}_bench": judge.file_sha256(self.fake.bench_bin),
+            f"{LAB}_worker": judge.file_sha256(self.fake.worker),
+            "labkit_gpu_info": judge.file_sha256(self.fake.gpu_info)})
+        # Two stages (source before the compile, object after), 0.25 s each in the fake.
+        self.assertEqual(lab.policy, PolicyReport(ok=True, violations=[], seconds=0.5))
+        source, obj = self.policy.calls
+        self.assertEqual(source["objects"], [])  # before the compile: includes and text
+        self.assertEqual(source["sources"], [self.build_dir / "submission" / LAB / "matmul.cu"])
+        self.assertEqual(source["compile_commands"], self.build_dir / "compile_commands.json")
+        self.assertEqual(obj["objects"], [self.fake.obj])  # after: symbols, constructors, syscalls
+        self.assertEqual(obj["sources"], [])
+        for call in (source, obj):
+            self.assertEqual(call["interface_headers"], [Path("/repo/labs") / LAB / "matmul.h"])
+            self.assertEqual(call["rules"].table, {"forbid_imports": ["cudaMemcpy*"]})
+        d = json.loads(r.to_json())
+        self.assertEqual(d["exit_code"], 0)
+        self.assertEqual(d["labs"][0]["seed"], 1234)
+        self.assertEqual(d["labs"][0]["sandbox"]["sandbox"], fakes.WORKER_EVENT["sandbox"])
+        self.assertEqual(d["labs"][0]["policy"], {"ok": True, "violations": [], "seconds": 0.5})
+        self.assertEqual(set(d["labs"][0]["binaries"]), set(lab.binaries))
+        self.assertEqual(d["labs"][0]["performance"][0]["band"], 2)
         text = report.render(r)
         self.assertIn("TOTAL 90.00 / 100", text)
         self.assertIn("Fake GPU 80GB", text)
+        self.assertIn("uid 65534 (root dropped)", text)
+        self.assertIn("band 2/4", text)
+        self.assertIn("0.0300 [0.0294, 0.0306]", text)
         self.assertNotIn("NOT GRADED ON A GPU", text)
 
+    def test_derived_seed_is_deterministic_and_content_bound(self):
+        a = self.run_grade(seed=None).labs[0].seed
+        b = self.run_grade(seed=None).labs[0].seed
+        self.assertEqual(a, b)
+        self.assertEqual(a, seeds.derive_seed(b"", LAB, [build.sha256(self.student_file)]))
+        self.assertIsNone(self.run_grade(seed=None).seed)
+        with_secret = self.run_grade(seed=None, secret=b"k").labs[0].seed
+        self.assertNotEqual(a, with_secret)
+        self.student_file.write_text("// student code, with answers\n")
+        self.assertNotEqual(a, self.run_grade(seed=None).labs[0].seed)
+        # the judges got the derived seed on stdin
+        self.assertIn(str(self.run_grade(seed=None).labs[0].seed),
+                      [r["seed"] for r in self.fake.runs()])
+
+    def test_policy_rejection_runs_nothing(self):
+        self.policy = fakes.FakePolicy(violations=[fakes.FakeViolation(
+            "forbid_imports", "cudaMemcpy", "the launcher must not copy: the harness moves "
+                                            "the data")])
+        r = self.run_grade()
+        lab = r.labs[0]
+        self.assertEqual((r.status, r.exit_code), ("rejected", 4))
+        self.assertEqual(lab.status, "rejected")
+        self.assertEqual(lab.points, 0.0)
+        self.assertEqual(lab.policy.violations, [{"rule": "forbid_imports", "symbol": "cudaMemcpy",
+                                                  "message": "the launcher must not copy: the "
+                                                             "harness moves the data"}])
+        self.assertIn("cudaMemcpy", lab.message)
+        # Rejected at the source stage: the student's file was never even compiled.
+        self.assertNotIn(("build", [f"{LAB}_student"]), self.calls)
+        self.assertFalse(any(f"{LAB}_worker" in c[1] for c in self.calls if c[0] == "build"))
+        self.assertEqual(self.fake.runs(), [])                             # nothing run
+        self.assertEqual(lab.binaries, {})
+        text = report.render(r)
+        self.assertIn("REJECTED by the policy check", text)
+        self.assertIn("forbid_imports: cudaMemcpy: the launcher must not copy", text)
+
+    def test_policy_check_that_breaks_runs_nothing(self):
+        self.policy = fakes.FakePolicy(error=RuntimeError("nm: not found"))
+        r = self.run_grade()
+        self.assertEqual(r.labs[0].status, "error")
+        self.assertIn("nm: not found", r.labs[0].message)
+        self.assertEqual(self.fake.runs(), [])
+        self.assertEqual(r.exit_code, 1)
+
+    def test_changed_gpu_probe_is_not_run(self):
+        # hashed right after its build; changed while the lab builds; checked before it runs
+        r = self.run_grade(on_build=lambda: self.fake.gpu_info.write_text("#!/bin/sh\n"))
+        self.assertEqual(r.labs[0].status, "error")
+        self.assertIn("labkit_gpu_info binary changed after it was built", r.labs[0].message)
+        self.assertEqual(r.exit_code, 1)
+
+    def test_changed_worker_is_not_run(self):
+        r = self.run_grade(on_probe=lambda: self.fake.worker.write_text("#!/bin/sh\nevil\n"))
+        lab = r.labs[0]
+        self.assertEqual(lab.status, "error")
+        self.assertEqual(lab.message, f"the {LAB}_worker binary changed after it was built "
+                                      f"(tampering?): not run")
+        self.assertEqual(lab.points, 0.0)
+        self.assertEqual(self.fake.runs(), [])
+        self.assertIn("changed after it was built", report.render(r))
+
     def test_test_timeout_override(self):
-        tests = tests_all_pass()
-        tests[1] = (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "hang")   # config says 10 s
-        r = self.run_grade(tests=tests, test_timeout_s=1)
-        t = r.labs[0].groups[0].tests[1]
-        self.assertEqual(t.status, "timeout")
-        self.assertIn("within 1 s", t.message)
-        self.assertLess(t.seconds, 5)
-        self.assertEqual(r.labs[0].performance.status, "gated")
-        self.assertEqual(r.points, 70.0)
+        r = self.run_grade(test_timeout_s=7.5)
+        run = [x for x in self.fake.runs()
+               if any(a.startswith("--gtest_filter") for a in x["argv"])]
+        self.assertIn("--labkit-call-timeout=7.5", run[0]["argv"])
+        self.assertEqual(r.status, "graded")
 
     def test_no_gpu(self):
         r = self.run_grade(gpu={"available": False, "reason": "no CUDA-capable device is detected",
                                 "name": ""})
-        self.assertEqual(r.status, "no_gpu")
+        self.assertEqual((r.status, r.exit_code), ("no_gpu", 3))
         self.assertIn("no CUDA-capable device", r.message)
         lab = r.labs[0]
         self.assertEqual(lab.status, "no_gpu")
@@ -340,81 +584,109 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual([(g.name, g.tests, g.note, g.points) for g in lab.groups],
                          [("public", [], "not run: no GPU", 0.0),
                           ("hidden", [], "not run: no GPU", 0.0)])
-        self.assertEqual(lab.performance.status, "not_run")
+        self.assertEqual([p.status for p in lab.performance], ["not_run"])
         self.assertEqual((r.points, r.max_points), (0.0, 100.0))
         self.assertEqual(self.fake.runs(), [])      # no test or benchmark process was started
         text = report.render(r)
         self.assertIn("NOT GRADED ON A GPU", text)
-        self.assertIn("no CUDA-capable device", text)
 
     def test_gpu_probe(self):
-        probe = self.build_dir / "labkit_gpu_info"
+        probe = self.tmp / "labkit_gpu_info"
         fakes.write_executable(probe, """
             print("driver chatter")
             print(json.dumps({"available": True, "reason": "", "name": "Fake GPU"}))
         """)
-        self.assertEqual(grade.probe_gpu(probe), {"available": True, "reason": "", "name": "Fake GPU"})
+        self.assertEqual(grade.probe_gpu(probe),
+                         {"available": True, "reason": "", "name": "Fake GPU"})
         fakes.write_executable(probe, "print('Segmentation fault')\nsys.exit(139)\n")
         info = grade.probe_gpu(probe)
         self.assertFalse(info["available"])
         self.assertIn("exit 139", info["reason"])
-        self.assertIn("Segmentation fault", info["reason"])
         fakes.write_executable(probe, "sys.exit(1)\n")      # no output at all
         self.assertFalse(grade.probe_gpu(probe)["available"])
+        fakes.write_executable(probe, "print('[1, 2]')\n")  # JSON, but not an object
+        self.assertFalse(grade.probe_gpu(probe)["available"])
 
-    def test_missing_files(self):
-        (self.submission / LAB / "matmul.cu").unlink()
+    def test_missing_file(self):
+        self.student_file.unlink()
         r = self.run_grade()
-        self.assertEqual(r.status, "missing_files")
+        self.assertEqual((r.status, r.exit_code), ("bad_files", 2))
         lab = r.labs[0]
-        self.assertEqual(lab.status, "missing_files")
+        self.assertEqual(lab.status, "bad_files")
         self.assertIn("matmul.cu", lab.message)
+        self.assertIsNone(lab.seed)
         self.assertEqual(self.calls, [])             # nothing configured or built
         self.assertEqual(r.points, 0.0)
         self.assertIn("matmul.cu", report.render(r))
 
-    def test_lab_error_is_recorded(self):
-        self.run_grade()   # creates the fakes
-        fakes.write_executable(self.fake.test_bin, "print('libcudart.so.12: cannot open')\n"
-                                                   "sys.exit(127)\n")
-        with mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
-                mock.patch.object(build, "build_targets", lambda *a: BuildResult(ok=True)):
-            r = grade.grade(Path("/repo"), self.submission, [cfg()], 1, self.build_dir)
-        lab = r.labs[0]
-        self.assertEqual(lab.status, "error")
-        self.assertIn("libcudart", lab.message)
-        self.assertEqual(r.points, 0.0)
-        self.assertIn("libcudart", report.render(r))
+    def test_symlink_to_a_secret_never_shows_its_content(self):
+        secret = self.tmp / "instructor-only" / "answers.cu"
+        secret.parent.mkdir()
+        secret.write_text(f"// {SECRET_TEXT}\n")
+        self.student_file.unlink()
+        self.student_file.symlink_to(secret)
+        r = self.run_grade()
+        self.assertEqual((r.status, r.exit_code), ("bad_files", 2))
+        self.assertIn("symbolic link", r.labs[0].message)
+        self.assertEqual(self.calls, [])
+        out = r.to_json() + report.render(r)
+        self.assertNotIn(SECRET_TEXT, out)
+        self.assertNotIn(str(secret), out)
+        self.assertFalse((self.build_dir / "submission" / LAB / "matmul.cu").exists())
 
-    def test_lab_error_makes_the_grade_an_error(self):
-        # Known gap (grader 0.1.0): a lab whose tests could not even be listed leaves the
-        # overall status 'graded' (CLI exit 0), as if 0 points were a valid grade.
-        # GradeResult documents an 'error' status that nothing sets.
-        self.run_grade()
-        fakes.write_executable(self.fake.test_bin, "sys.exit(127)\n")
-        with mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
-                mock.patch.object(build, "build_targets", lambda *a: BuildResult(ok=True)):
-            r = grade.grade(Path("/repo"), self.submission, [cfg()], 1, self.build_dir)
+    def test_fifo_is_bad_files_and_does_not_hang(self):
+        self.student_file.unlink()
+        os.mkfifo(self.student_file)
+        r = self.run_grade()       # a blocking open would hang here, and the whole test run
+        self.assertEqual(r.labs[0].status, "bad_files")
+        self.assertIn("FIFO", r.labs[0].message)
+
+    def test_missing_manifest_is_an_error_with_results(self):
+        r = self.run_grade(write_manifest=False)
+        self.assertEqual((r.status, r.exit_code), ("error", 1))
+        self.assertIn("did not write labs-manifest.json", r.message)
         self.assertEqual(r.labs[0].status, "error")
-        self.assertEqual(r.status, "error")
+        self.assertEqual(r.labs[0].seed, 1234)          # what was known is kept
+        self.assertIn("labs-manifest.json", r.to_json())
 
-    def test_build_failure(self):
+    def test_build_failure_of_the_student_object(self):
         r = self.run_grade(lab_build_ok=False)
-        self.assertEqual(r.status, "build_failed")
+        self.assertEqual((r.status, r.exit_code), ("build_failed", 4))
         lab = r.labs[0]
         self.assertEqual(lab.status, "build_failed")
         self.assertFalse(lab.build.ok)
-        # the staging dir is cut from what the student reads
         stage = str(self.build_dir / "submission")
         self.assertNotIn(stage, lab.build.log)
         self.assertNotIn(stage, lab.message)
         self.assertIn(f"{LAB}/matmul.cu(3): error", lab.build.log)
         self.assertEqual(lab.message, lab.build.hint)
+        # Only the source stage ran (before the compile); there is no object to check.
+        self.assertEqual([c["objects"] for c in self.policy.calls], [[]])
         self.assertEqual(self.fake.runs(), [])
         self.assertEqual(r.points, 0.0)
         text = report.render(r)
         self.assertIn("FAILED", text)
         self.assertIn("expected a", text)
+
+    def test_a_grader_bug_still_gives_the_result_so_far(self):
+        with mock.patch.object(grade, "build_lab", side_effect=ZeroDivisionError("oops")):
+            with self.assertRaises(grade.GradeCrashed) as cm:
+                self.run_grade()
+        self.assertEqual(cm.exception.result.status, "error")
+        self.assertIn("ZeroDivisionError", cm.exception.result.message)
+        self.assertEqual(cm.exception.result.labs[0].seed, 1234)
+
+
+class NonDumpableTest(unittest.TestCase):
+    @unittest.skipUnless(sys.platform.startswith("linux"), "prctl is Linux only")
+    def test_grader_process_is_not_dumpable(self):
+        code = ("import ctypes, sys\nfrom grader import grade\n"
+                "libc = ctypes.CDLL(None)\nbefore = libc.prctl(3, 0, 0, 0, 0)\n"
+                "ok = grade.make_non_dumpable()\n"
+                "print(before, ok, libc.prctl(3, 0, 0, 0, 0))\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parents[2], timeout=60)
+        self.assertEqual(out.stdout.split(), ["1", "True", "0"], out.stderr)
 
 
 class ReportTest(unittest.TestCase):
@@ -423,28 +695,29 @@ class ReportTest(unittest.TestCase):
                              "C[3,4] = 1.5, expected 2.5 (tolerance 1e-4)\n  2 of 21 elements "
                              "differ", 0.2)
         crashed = TestResult(f"{HID}.MatchesCpuReference/v1_naive_M9_N9_K9", "crashed",
-                             "the test process crashed (SIGSEGV)", 0.1)
+                             "the worker crashed (SIGSEGV)", 0.1)
         pub = GroupResult("public", "*MatmulPublic*", 30.0, points=20.0,
                           tests=[TestResult(f"{PUB}.ok", "passed"), failing,
                                  TestResult(f"{PUB}.ok2", "passed")])
         hid = GroupResult("hidden", "*MatmulHidden*", 50.0, points=25.0,
                           tests=[TestResult(f"{HID}.ok", "passed"), crashed])
         perf = PerfResult(max_points=20.0, status="gated", target=0.05, floor=0.01,
-                          label="speed / cuBLAS", message="not measured")
+                          label="speed / cuBLAS", message="not measured", name=BENCH)
         lab = LabResult(lab=LAB, title="Naive matmul", max_points=100.0, points=45.0,
-                        build=BuildResult(ok=True, seconds=12.3), groups=[pub, hid],
-                        performance=perf, files={"matmul.cu": "ab" * 32})
-        r = GradeResult(submission="/subs/alice", seed=4242, grader_version="0.1.0", status=status,
-                        message="no CUDA GPU: no device" if status == "no_gpu" else "",
-                        gpu={"available": True, "name": "NVIDIA H100"}, labs=[lab],
-                        started="2024-01-01T00:00:00+00:00", seconds=3.5)
-        return r
+                        seed=987654321, build=BuildResult(ok=True, seconds=12.3),
+                        groups=[pub, hid], performance=[perf], files={"matmul.cu": "ab" * 32})
+        return GradeResult(submission="/subs/alice", seed=None, grader_version="0.2.0",
+                           status=status,
+                           message="no CUDA GPU: no device" if status == "no_gpu" else "",
+                           gpu={"available": True, "name": "NVIDIA H100"}, labs=[lab],
+                           started="2024-01-01T00:00:00+00:00", seconds=3.5)
 
     def test_render(self):
         text = report.render(self.result(), "out.json")
         self.assertIn("TOTAL 45.00 / 100", text)
         self.assertIn("(results: out.json)", text)
-        self.assertIn("seed 4242", text)
+        self.assertIn("seeds per lab", text)
+        self.assertIn(f"{LAB} - Naive matmul  (seed 987654321)", text)
         self.assertIn("NVIDIA H100", text)
         self.assertIn("2/3 tests passed", text)
         self.assertIn("1/2 tests passed", text)
@@ -455,7 +728,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("not measured: correctness first", text)
         self.assertNotIn(f"{PUB}.ok:", text)
         self.assertNotIn("NOT GRADED ON A GPU", text)
-        self.assertEqual(text.splitlines()[-1], "TOTAL 45.00 / 100    (results: out.json)")
+        self.assertIn("TOTAL 45.00 / 100    (results: out.json)", text)
 
     def test_render_no_gpu(self):
         text = report.render(self.result("no_gpu"))
@@ -464,11 +737,15 @@ class ReportTest(unittest.TestCase):
 
     def test_render_measured_and_perf_failure(self):
         r = self.result()
-        r.labs[0].performance = PerfResult(max_points=20.0, points=10.0, status="measured",
-                                           metric=0.03, target=0.05, floor=0.01, label="ratio")
-        self.assertIn("0.03 ratio (target 0.05, floor 0.01)", report.render(r))
-        r.labs[0].performance = PerfResult(max_points=20.0, status="failed",
-                                           message="output differs from cuBLAS")
+        r.labs[0].performance = [PerfResult(max_points=20.0, points=15.0, status="measured",
+                                            metric=0.061, metric_lo=0.060, metric_hi=0.062,
+                                            band=3, bands=4, target=0.07, floor=0.015,
+                                            label="ratio")]
+        text = report.render(r)
+        self.assertIn("0.0610 [0.0600, 0.0620] band 3/4 ratio", text)
+        self.assertIn("(target 0.07, floor 0.015)", text)
+        r.labs[0].performance = [PerfResult(max_points=20.0, status="failed",
+                                            message="output differs from cuBLAS")]
         text = report.render(r)
         self.assertIn("benchmark failed", text)
         self.assertIn("[performance] output differs from cuBLAS", text)
@@ -489,60 +766,148 @@ class ReportTest(unittest.TestCase):
         self.assertNotIn("line 30\n", text + "\n")
         self.assertIn("[... 70 more lines ...]", text)
 
+    def test_bad_files_report(self):
+        r = self.result()
+        lab = r.labs[0]
+        lab.status, lab.message, lab.groups, lab.performance = "bad_files", "x is a FIFO", [], []
+        self.assertIn("x is a FIFO", report.render(r))
+
     def test_to_json_round_trip(self):
         r = self.result()
         d = json.loads(r.to_json())
         self.assertEqual(d["points"], 45.0)
         self.assertEqual(d["max_points"], 100.0)
-        self.assertEqual(d["seed"], 4242)
+        self.assertIsNone(d["seed"])
         self.assertEqual(d["status"], "graded")
         lab = d["labs"][0]
+        self.assertEqual(lab["seed"], 987654321)
         self.assertEqual(lab["points"], 45.0)
         self.assertEqual(lab["groups"][0]["tests"][1]["status"], "failed")
         self.assertEqual(lab["groups"][1]["max_points"], 50.0)
-        self.assertEqual(lab["performance"]["status"], "gated")
+        self.assertEqual(lab["performance"][0]["status"], "gated")
         self.assertEqual(lab["files"], {"matmul.cu": "ab" * 32})
+        for key in ("sandbox", "policy", "binaries", "warnings"):
+            self.assertIn(key, lab)
         self.assertTrue(lab["build"]["ok"])
         self.assertEqual(d, r.to_dict())
 
 
-class CliTest(unittest.TestCase):
+class CliTest(TempDirTest):
+    """Arguments a user can get wrong: a clear message, exit 2, and nothing built."""
+
     def main(self, argv):
         err, out = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
+                mock.patch.object(build, "configure", self.no_build), \
+                mock.patch.object(build, "build_targets", self.no_build), \
+                fakes.use_policy(fakes.real_or_fake_policy()):
             code = cli.main(argv)
         return code, out.getvalue(), err.getvalue()
 
+    def no_build(self, *args, **kw):
+        self.fail("the grader started building before checking its arguments")
+
+    def assertUsageError(self, argv, *words):
+        code, out, err = self.main(argv)
+        self.assertEqual(code, 2, err)
+        self.assertIn("grader: error:", err)
+        self.assertNotIn("Traceback", err)
+        for w in words:
+            self.assertIn(w, err)
+        return err
+
+    def grade_args(self, *extra):
+        sub = self.tmp / "sub"
+        (sub / LAB).mkdir(parents=True, exist_ok=True)
+        (sub / LAB / "matmul.cu").write_text("// x\n")
+        return ["grade", "--submission", str(sub), "--build-dir", str(self.tmp / "build"),
+                *extra]
+
     def test_missing_submission(self):
-        code, out, err = self.main(["grade", "--submission", "/nonexistent"])
-        self.assertEqual(code, 2)
-        self.assertIn("submission directory not found", err)
-        self.assertIn("/nonexistent", err)
-        self.assertEqual(out, "")
+        self.assertUsageError(["grade", "--submission", "/nonexistent"],
+                                    "submission directory not found", "/nonexistent")
 
     def test_submission_that_is_a_file(self):
         with tempfile.NamedTemporaryFile() as f:
-            code, _, err = self.main(["grade", "--submission", f.name])
-        self.assertEqual(code, 2)
-        self.assertIn("submission directory not found", err)
+            self.assertUsageError(["grade", "--submission", f.name],
+                                  "submission directory not found")
 
     def test_unknown_lab(self):
-        code, out, err = self.main(["grade", "nosuchlab"])
-        self.assertEqual(code, 2)
-        self.assertIn("unknown lab 'nosuchlab'", err)
-        self.assertIn("01_naive_matmul", err)
-        self.assertEqual(out, "")
+        self.assertUsageError(["grade", "nosuchlab"], "unknown lab 'nosuchlab'", LAB)
+
+    def test_output_in_a_missing_folder(self):
+        self.assertUsageError(self.grade_args("-o", str(self.tmp / "nope" / "r.json")),
+                              "--output", "does not exist")
+
+    def test_output_that_is_a_directory(self):
+        self.assertUsageError(self.grade_args("-o", str(self.tmp)), "--output", "is a directory")
+
+    def test_output_that_is_a_symlink(self):
+        link = self.tmp / "r.json"
+        link.symlink_to(self.tmp / "elsewhere.json")
+        self.assertUsageError(self.grade_args("-o", str(link)), "--output", "symbolic link")
+
+    @unittest.skipIf(os.geteuid() == 0, "root may write anywhere")
+    def test_output_in_a_read_only_folder(self):
+        ro = self.tmp / "ro"
+        ro.mkdir(mode=0o555)
+        self.assertUsageError(self.grade_args("-o", str(ro / "r.json")), "not writable")
+
+    def test_seed_out_of_range(self):
+        for seed in ("-5", str(2**64), "99999999999999999999", str(2**63), "1e3", "0x10", ""):
+            with self.subTest(seed=seed):
+                self.assertUsageError(self.grade_args("--seed", seed), "seed", "2**63-1")
+
+    def test_seed_limits_are_accepted(self):
+        from grader.cli import seed_arg
+        self.assertEqual(seed_arg("0"), 0)
+        self.assertEqual(seed_arg(str(2**63 - 1)), 2**63 - 1)
+
+    def test_bad_numbers(self):
+        self.assertUsageError(self.grade_args("--test-timeout", "0"), "--test-timeout")
+        self.assertUsageError(self.grade_args("--test-timeout", "nan"), "--test-timeout")
+        self.assertUsageError(self.grade_args("--jobs", "0"), "--jobs")
+        self.assertUsageError(["grade", "--seed", "notanumber"], "--seed")
+
+    def test_missing_secret_file(self):
+        self.assertUsageError(self.grade_args("--secret-file", str(self.tmp / "none")),
+                              "--secret-file")
+
+    def test_build_dir_that_is_a_file(self):
+        f = self.tmp / "afile"
+        f.write_text("")
+        args = self.grade_args()
+        args[args.index("--build-dir") + 1] = str(f)
+        self.assertUsageError(args, "--build-dir")
 
     def test_list(self):
         code, out, _ = self.main(["list"])
         self.assertEqual(code, 0)
-        self.assertIn("01_naive_matmul", out)
+        self.assertIn(LAB, out)
         self.assertIn("100 points", out)
 
-    def test_bad_arguments_exit_2(self):
-        with self.assertRaises(SystemExit) as cm:
-            self.main(["grade", "--seed", "notanumber"])
-        self.assertEqual(cm.exception.code, 2)
+    def test_help_is_not_an_error(self):
+        code, out, err = self.main(["grade", "--help"])
+        self.assertEqual(code, 0)
+        self.assertIn("--no-sanitize", out)
+        self.assertIn("--secret-file", out)
+
+    def test_results_are_written_when_the_build_system_fails(self):
+        out_file = self.tmp / "results.json"
+        args = self.grade_args("-o", str(out_file), "--seed", "42", "-q")
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
+                mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
+                fakes.use_policy(fakes.real_or_fake_policy()):
+            code = cli.main(args + [LAB])
+        self.assertEqual(code, 1, err.getvalue())
+        d = json.loads(out_file.read_text())
+        self.assertEqual(d["status"], "error")
+        self.assertEqual(d["exit_code"], 1)
+        self.assertEqual(d["seed"], 42)
+        self.assertEqual(d["labs"][0]["seed"], 42)
+        self.assertIn("labs-manifest.json", err.getvalue())
+        self.assertNotIn("Traceback", err.getvalue())
 
 
 if __name__ == "__main__":

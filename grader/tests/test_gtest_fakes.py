@@ -1,13 +1,14 @@
-"""gtest.list_tests and gtest.run_test against fake GoogleTest binaries (no GPU, no CUDA)."""
+"""gtest.list_tests, gtest.run_judge and the verdicts read from the results descriptor, against
+fake test judges (no GPU, no CUDA)."""
 
+import os
 import tempfile
 import time
-import os
 import unittest
 import unittest.mock
 from pathlib import Path
 
-from grader import gtest
+from grader import gtest, runner
 from grader.tests import fakes
 
 PUB = "Shapes/MatmulPublic"
@@ -17,41 +18,56 @@ TESTS = [
     (PUB, "MatchesCpuReference/v1_naive_M1_N1_K1", "pass"),
     (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "fail"),
     (PUB, "MatchesCpuReference/v1_naive_M64_N64_K64", "skip"),
-    (HID, "MatchesCpuReference/v1_naive_M1_N1_K1", "segv"),
-    (HID, "MatchesCpuReference/v1_naive_M9_N9_K9", "abort_cuda"),
-    (HID, "MatchesCpuReference/v1_naive_M1000_N1000_K1000", "hang"),
-    (HID, "MatchesCpuReference/v1_naive_M2_N2_K2", "exit0"),
-    (HID, "MatchesCpuReference/v1_naive_M3_N3_K3", "pass_exit1"),
+    (HID, "MatchesCpuReference/v1_naive_M1_N1_K1", "worker_crash"),
+    (HID, "MatchesCpuReference/v1_naive_M9_N9_K9", "worker_timeout"),
     (HID, "Seeded/v1_naive", "seed"),
 ]
 
 
-def full(i):
-    suite, test, _ = TESTS[i]
-    return f"{suite}.{test}"
+def full(test):
+    suite, name, _ = test
+    return f"{suite}.{name}"
 
 
-class GtestFakeTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory()
-        cls.dir = Path(cls._tmp.name)
-        cls.log = cls.dir / "runs.log"
-        cls.binary = fakes.fake_gtest(cls.dir / "01_naive_matmul_test", TESTS, log=cls.log)
+class JudgeTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self._tmp.name)
+        self.log = self.dir / "runs.log"
+        self.worker = fakes.fake_worker(self.dir / "01_naive_matmul_worker")
 
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
+    def tearDown(self):
+        self._tmp.cleanup()
 
-    def run_one(self, i, timeout_s=20, env=None):
-        return gtest.run_test(self.binary, full(i), timeout_s, env or {})
+    def judge(self, tests, name="01_naive_matmul_test", **kw):
+        return fakes.fake_judge(self.dir / name, tests, log=self.log, **kw)
+
+    def run_all(self, tests, seed=1234, call_timeout_s=10.0, flt="*", sanitizer=None, **kw):
+        binary = self.judge(tests, **kw)
+        run = gtest.run_judge(binary, flt, len(tests), worker=self.worker, seed=seed,
+                              call_timeout_s=call_timeout_s, sanitizer=sanitizer)
+        return run, [gtest.result_for(run, full(t)) for t in tests]
 
 
-class ListTestsTest(GtestFakeTest):
+class ListTestsTest(JudgeTest):
     def test_lists_full_names_in_order(self):
-        names = gtest.list_tests(self.binary)
-        self.assertEqual(names, [f"{s}.{t}" for s, t, _ in TESTS])
+        names = gtest.list_tests(self.judge(TESTS))
+        self.assertEqual(names, [full(t) for t in TESTS])
         self.assertEqual(names[0], "Shapes/MatmulPublic.MatchesCpuReference/v1_naive_M1_N1_K1")
+
+    def test_listing_runs_in_a_private_dir_with_a_scrubbed_env(self):
+        with unittest.mock.patch.dict(os.environ, {"GTEST_FILTER": "nothing", "LD_PRELOAD": "x.so",
+                                                   "LABKIT_SEED": "5"}):
+            gtest.list_tests(self.judge(TESTS))
+        run = fakes.read_log(self.log)[-1]
+        self.assertNotIn("GTEST_FILTER", run["env"])
+        self.assertNotIn("LD_PRELOAD", run["env"])
+        self.assertNotIn("LABKIT_SEED", run["env"])
+        self.assertEqual(run["cwd_mode"], 0o700)
+        self.assertFalse(Path(run["cwd"]).exists())           # removed afterwards
+        out = [a for a in run["argv"] if a.startswith("--gtest_output=json:")][0]
+        self.assertTrue(out.split(":", 1)[1].startswith(run["cwd"]))
+        self.assertFalse(any(a.startswith("--labkit-worker") for a in run["argv"]))
 
     def test_listing_that_fails_raises(self):
         bad = fakes.write_executable(self.dir / "broken_test",
@@ -68,6 +84,15 @@ class ListTestsTest(GtestFakeTest):
         with self.assertRaises(RuntimeError):
             gtest.list_tests(nojson)
 
+    def test_listing_with_bad_json_raises(self):
+        bad = fakes.write_executable(self.dir / "badjson_test", """
+            out = [a.split(':', 1)[1] for a in sys.argv if a.startswith('--gtest_output=json:')][0]
+            open(out, 'w').write('{"testsuites": [{"testsuite": 3}]}')
+        """)
+        with self.assertRaises(RuntimeError) as cm:
+            gtest.list_tests(bad)
+        self.assertIn("unreadable", str(cm.exception))
+
     def test_listing_that_hangs_raises(self):
         hang = fakes.write_executable(self.dir / "hang_list_test", "time.sleep(100)\n")
         start = time.monotonic()
@@ -75,124 +100,179 @@ class ListTestsTest(GtestFakeTest):
             gtest.list_tests(hang, timeout_s=1)
         self.assertLess(time.monotonic() - start, 10)
 
-    def test_filters_select_groups(self):
-        names = gtest.list_tests(self.binary)
-        pub = [n for n in names if gtest.matches_filter(n, "*MatmulPublic*")]
-        hid = [n for n in names if gtest.matches_filter(n, "*MatmulHidden*")]
-        self.assertEqual(len(pub), 3)
-        self.assertEqual(len(hid), 6)
 
+class VerdictsTest(JudgeTest):
+    def test_each_status_comes_from_the_descriptor(self):
+        run, results = self.run_all(TESTS)
+        self.assertEqual([r.status for r in results],
+                         ["passed", "failed", "skipped", "crashed", "timeout", "passed"])
+        self.assertEqual(results[1].message, fakes.FAIL_MESSAGE)
+        self.assertEqual(results[2].message, fakes.SKIP_LINE)
+        self.assertIn("SIGSEGV", results[3].message)
+        self.assertIn("within 10 s", results[4].message)    # --labkit-call-timeout reached it
+        self.assertEqual(results[0].seconds, 0.01)
+        self.assertEqual(run.done, len(TESTS))
+        self.assertEqual(run.warnings, [])
 
-class RunTestTest(GtestFakeTest):
-    def test_pass(self):
-        r = self.run_one(0)
-        self.assertEqual(r.name, full(0))
-        self.assertEqual(r.status, "passed")
-        self.assertTrue(r.passed)
-        self.assertEqual(r.message, "")
-        self.assertGreater(r.seconds, 0)
-
-    def test_fail_carries_the_message(self):
-        r = self.run_one(1)
-        self.assertEqual(r.status, "failed")
-        self.assertFalse(r.passed)
-        self.assertEqual(r.message, fakes.FAIL_MESSAGE)
-
-    def test_skip_reports_the_no_gpu_line(self):
-        r = self.run_one(2)
-        self.assertEqual(r.status, "skipped")
-        self.assertIn("no CUDA GPU", r.message)
-        self.assertEqual(r.message, fakes.SKIP_LINE.strip())
-
-    def test_sigsegv(self):
-        r = self.run_one(3)
-        self.assertEqual(r.status, "crashed")
-        self.assertIn("SIGSEGV", r.message)
-        self.assertIn("crashed", r.message)
-        self.assertIn("about to crash", r.message)   # the last output is shown
-        self.assertNotIn("CUDA reported", r.message)
-
-    def test_sigabrt_with_cuda_error(self):
-        r = self.run_one(4)
-        self.assertEqual(r.status, "crashed")
-        self.assertIn("SIGABRT", r.message)
-        self.assertIn("CUDA reported cudaErrorIllegalAddress (an illegal memory access was "
-                      "encountered)", r.message)
-
-    def test_hang_is_a_timeout(self):
-        start = time.monotonic()
-        r = self.run_one(5, timeout_s=1)
-        self.assertLess(time.monotonic() - start, 10)
-        self.assertEqual(r.status, "timeout")
-        self.assertIn("within 1 s", r.message)
-        self.assertIn("killed", r.message)
-        self.assertGreaterEqual(r.seconds, 0.9)
-
-    def test_exit0_without_a_result(self):
-        r = self.run_one(6)
-        self.assertEqual(r.status, "crashed")
-        self.assertIn("exit code 0", r.message)
-        self.assertIn("exit()", r.message)
-        self.assertIn("calling exit(0)", r.message)
-
-    def test_pass_then_exit1(self):
-        r = self.run_one(7)
-        self.assertEqual(r.status, "crashed")
-        self.assertTrue(r.message.startswith("the test's checks passed, but its process then "
-                                             "failed (exit code 1)"), r.message)
-        self.assertNotIn("before reporting a result", r.message)
-
-    def test_inherited_gtest_settings_are_dropped(self):
-        # A shard setting from the caller's shell would leave the test unrun.
-        probe = fakes.write_executable(self.dir / "env_probe", """
-            import os, sys
-            leaked = sorted(k for k in os.environ if k.startswith("GTEST_"))
-            print("leaked:", leaked)
-            sys.exit(3 if leaked else 0)
-        """)
-        with unittest.mock.patch.dict(os.environ, {"GTEST_TOTAL_SHARDS": "2",
-                                                   "GTEST_SHARD_INDEX": "1"}):
-            r = gtest.run_test(probe, "A.b", 10, {})
-        # The probe writes no JSON, so the run is a crash either way; its exit code tells
-        # whether GoogleTest variables reached it (3) or not (0).
-        self.assertIn("exit code 0", r.message)
-        self.assertNotIn("GTEST_SHARD", r.message)
-
-    def test_env_reaches_the_test(self):
-        self.assertEqual(self.run_one(8, env={"LABKIT_SEED": "1234"}).status, "passed")
-        r = self.run_one(8, env={"LABKIT_SEED": "99"})
-        self.assertEqual(r.status, "failed")
-        self.assertIn("'99'", r.message)
-
-    def test_flags_and_env_passed_to_the_binary(self):
-        self.run_one(0, env={"LABKIT_SEED": "77"})
+    def test_one_process_for_all_tests_with_the_contract_flags(self):
+        self.run_all(TESTS, seed=77, call_timeout_s=12.5, flt="*Public*:*Hidden*",
+                     sanitizer="/opt/cuda/bin/compute-sanitizer")
         runs = fakes.read_log(self.log)
-        last = runs[-1]
-        self.assertEqual(last["seed"], "77")
-        self.assertIn(f"--gtest_filter={full(0)}", last["argv"])
-        self.assertIn("--gtest_color=no", last["argv"])
-        self.assertTrue(any(a.startswith("--gtest_output=json:") for a in last["argv"]))
+        self.assertEqual(len(runs), 1)
+        argv = runs[0]["argv"]
+        self.assertIn("--gtest_filter=*Public*:*Hidden*", argv)
+        self.assertIn("--labkit-seed-stdin", argv)
+        self.assertIn(f"--labkit-worker={self.worker}", argv)
+        self.assertIn("--labkit-call-timeout=12.5", argv)
+        self.assertIn("--labkit-sanitizer=/opt/cuda/bin/compute-sanitizer", argv)
+        fd = [a for a in argv if a.startswith("--labkit-results-fd=")]
+        self.assertEqual(len(fd), 1)
+        self.assertGreaterEqual(int(fd[0].split("=")[1]), 3)
+        self.assertEqual(runs[0]["seed"], "77")              # read from stdin
+        self.assertFalse(any(a.startswith("--gtest_output") for a in argv))
 
-    def test_result_for_another_name_is_not_taken(self):
-        # A binary that reports only a different test than the one asked for: no verdict.
-        other = fakes.write_executable(self.dir / "other_test", """
-            out = [a.split(':', 1)[1] for a in sys.argv if a.startswith('--gtest_output=json:')][0]
-            json.dump({"testsuites": [{"name": "S", "testsuite": [
-                {"name": "other", "status": "RUN", "result": "COMPLETED"}]}]}, open(out, 'w'))
-        """)
-        r = gtest.run_test(other, "S.wanted", 10, {})
+    def test_no_sanitizer_flag_without_a_sanitizer(self):
+        self.run_all(TESTS[:1], sanitizer=None)
+        self.assertFalse(any(a.startswith("--labkit-sanitizer")
+                             for a in fakes.read_log(self.log)[-1]["argv"]))
+
+    def test_seed_from_stdin(self):
+        _, results = self.run_all(TESTS, seed=99)
+        self.assertEqual(results[5].status, "failed")
+        self.assertIn("'99'", results[5].message)
+
+    def test_scrubbed_env_and_private_cwd(self):
+        with unittest.mock.patch.dict(os.environ, {"GTEST_TOTAL_SHARDS": "2",
+                                                   "GTEST_SHARD_INDEX": "1",
+                                                   "LABKIT_SEED": "5", "LD_PRELOAD": "evil.so",
+                                                   "NVIDIA_VISIBLE_DEVICES": "all",
+                                                   "SOME_SECRET_TOKEN": "hunter2"}):
+            _, results = self.run_all(TESTS)
+        self.assertEqual(results[0].status, "passed")   # a shard setting would leave it unrun
+        run = fakes.read_log(self.log)[-1]
+        for key in ("GTEST_TOTAL_SHARDS", "GTEST_SHARD_INDEX", "LABKIT_SEED", "LD_PRELOAD",
+                    "SOME_SECRET_TOKEN"):
+            self.assertNotIn(key, run["env"])
+        self.assertEqual(run["env"]["NVIDIA_VISIBLE_DEVICES"], "all")
+        self.assertEqual(run["env"]["LANG"], "C.UTF-8")
+        self.assertIn("PATH", run["env"])
+        self.assertEqual(run["cwd_mode"], 0o700)
+        self.assertFalse(Path(run["cwd"]).exists())
+
+    def test_sandbox_event(self):
+        run, _ = self.run_all(TESTS[:1])
+        self.assertEqual(run.sandbox, {"sandbox": fakes.WORKER_EVENT["sandbox"],
+                                       "device": "Fake GPU 80GB"})
+        run, _ = self.run_all(TESTS[:1], worker_event=None)
+        self.assertIsNone(run.sandbox)
+
+
+class MissingVerdictsTest(JudgeTest):
+    def test_judge_crash_mid_run(self):
+        tests = [(PUB, "a", "pass"), (PUB, "b", "judge_crash"), (PUB, "c", "pass")]
+        run, results = self.run_all(tests)
+        self.assertEqual([r.status for r in results], ["passed", "crashed", "crashed"])
+        for r in results[1:]:
+            self.assertIn("SIGSEGV", r.message)
+            self.assertIn("before reporting this test", r.message)
+            self.assertIn("about to crash", r.message)        # the judge's last output
+        self.assertIsNone(run.done)
+
+    def test_judge_exit_mid_run(self):
+        tests = [(PUB, "a", "judge_exit"), (PUB, "b", "pass")]
+        _, results = self.run_all(tests)
+        self.assertEqual([r.status for r in results], ["crashed", "crashed"])
+        self.assertIn("exit code 1", results[0].message)
+        self.assertIn("giving up", results[0].message)
+
+    def test_hang_is_killed_at_the_limit_for_the_whole_run(self):
+        tests = [(PUB, "a", "pass"), (PUB, "b", "hang"), (PUB, "c", "pass")]
+        start = time.monotonic()
+        run, results = self.run_all(tests, call_timeout_s=0.25)   # (3 + 5) * 0.25 = 2 s
+        elapsed = time.monotonic() - start
+        self.assertLess(elapsed, 8)
+        self.assertGreaterEqual(elapsed, 1.9)
+        self.assertEqual(run.timeout_s, 2.0)
+        self.assertTrue(run.proc.timed_out)
+        self.assertEqual([r.status for r in results], ["passed", "timeout", "timeout"])
+        self.assertIn("limit of 2 s", results[1].message)
+        self.assertIn("waiting forever", results[1].message)
+
+    def test_a_test_without_a_line_never_passes(self):
+        # The judge ends normally (exit 0) but reports only some tests.
+        tests = [(PUB, "a", "pass"), (PUB, "b", "pass")]
+        run, _ = self.run_all(tests)
+        r = gtest.result_for(run, f"{PUB}.not_reported")
         self.assertEqual(r.status, "crashed")
+        self.assertFalse(r.passed)
         self.assertIn("exit code 0", r.message)
 
-    def test_broken_json_is_a_crash(self):
-        broken = fakes.write_executable(self.dir / "badjson_test", """
-            out = [a.split(':', 1)[1] for a in sys.argv if a.startswith('--gtest_output=json:')][0]
-            open(out, 'w').write('{"testsuites": [')
-            os.kill(os.getpid(), signal.SIGSEGV)
-        """)
-        r = gtest.run_test(broken, "S.t", 10, {})
-        self.assertEqual(r.status, "crashed")
-        self.assertIn("SIGSEGV", r.message)
+    def test_malformed_lines_are_ignored_with_a_warning(self):
+        tests = [(PUB, "a", "malformed"), (PUB, "b", "pass")]
+        run, results = self.run_all(tests)
+        self.assertEqual([r.status for r in results], ["crashed", "passed"])
+        self.assertEqual(len(run.warnings), 4)
+        self.assertTrue(all("malformed" in w for w in run.warnings))
+        self.assertIn("this is not json", " ".join(run.warnings))
+
+    def test_stdout_and_files_are_never_verdicts(self):
+        tests = [(PUB, "a", "stdout_liar"), (HID, "b", "stdout_liar")]
+        run, results = self.run_all(tests)
+        self.assertEqual(run.proc.returncode, 0)
+        self.assertIn("[  PASSED  ]", run.proc.stdout)
+        self.assertIn('"status": "passed"', run.proc.stdout)
+        self.assertEqual([r.status for r in results], ["crashed", "crashed"])
+        self.assertFalse(any(r.passed for r in results))
+
+    def test_a_second_line_cannot_upgrade_a_verdict(self):
+        run, results = self.run_all([(PUB, "a", "double")])
+        self.assertEqual(results[0].status, "failed")
+        self.assertIn("twice", run.warnings[0])
+
+
+class ParseResultsTest(unittest.TestCase):
+    def parse(self, results: bytes, **proc):
+        p = runner.ProcResult(returncode=proc.get("returncode", 0), timed_out=False, seconds=1,
+                              stdout="", stderr="", results=results)
+        return gtest.parse_results(p, 60)
+
+    def test_fields_are_checked(self):
+        bad = [b'{"event": "test", "name": "A.b", "status": "passed", "seconds": "1"}',
+               b'{"event": "test", "name": "A.b", "status": "passed", "message": 3}',
+               b'{"event": "test", "name": "", "status": "passed"}',
+               b'{"event": "test", "name": "A.b", "status": "passed", "seconds": -1}',
+               b'{"event": "test", "name": "A.b", "status": "not_run"}',
+               b'{"event": "bogus"}', b'\xff\xfe', b'[1, 2]', b'{"event": "test"']
+        run = self.parse(b"\n".join(bad) + b"\n")
+        self.assertEqual(run.tests, {})
+        self.assertEqual(len(run.warnings), len(bad))
+
+    def test_good_line_with_defaults(self):
+        run = self.parse(b'{"event": "test", "name": "A.b", "status": "passed"}')
+        self.assertEqual(run.tests["A.b"].status, "passed")
+        self.assertEqual(run.tests["A.b"].message, "")
+        self.assertEqual(run.tests["A.b"].seconds, 0.0)
+
+    def test_huge_message_is_cut(self):
+        line = ('{"event": "test", "name": "A.b", "status": "failed", "message": "%s"}'
+                % ("x" * 50000)).encode()
+        msg = self.parse(line).tests["A.b"].message
+        self.assertLess(len(msg), 21000)
+        self.assertIn("characters cut", msg)
+
+
+class FilterTest(unittest.TestCase):
+    def test_positive_union(self):
+        self.assertEqual(gtest.positive_union(["*Public*", "*Hidden*"]), "*Public*:*Hidden*")
+        self.assertEqual(gtest.positive_union(["a*:b*-*slow*", "b*:c*"]), "a*:b*:c*")
+        self.assertEqual(gtest.positive_union(["*Public*", "-*slow*"]), "*")
+        # it selects at least what each group selects
+        names = ["a.x", "b.slow", "c.y", "d.z"]
+        for flt in ("a*:b*-*slow*", "b*:c*"):
+            union = gtest.positive_union(["a*:b*-*slow*", "b*:c*"])
+            for n in names:
+                if gtest.matches_filter(n, flt):
+                    self.assertTrue(gtest.matches_filter(n, union), n)
 
 
 if __name__ == "__main__":

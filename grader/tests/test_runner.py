@@ -209,5 +209,123 @@ class OutputCapTest(unittest.TestCase):
         self.assertEqual(r.stdout, "ok \ufffd\ufffd end")
 
 
+class BaseEnvTest(unittest.TestCase):
+    def test_base_env_replaces_the_inherited_one(self):
+        os.environ["GRADER_RUNNER_TEST_INHERITED"] = "inherited"
+        try:
+            r = runner.run(py("""
+                import os
+                print(sorted(os.environ))
+            """), timeout_s=30, env={"ADDED": "1"}, base_env={"PATH": os.environ["PATH"]})
+        finally:
+            del os.environ["GRADER_RUNNER_TEST_INHERITED"]
+        self.assertNotIn("GRADER_RUNNER_TEST_INHERITED", r.stdout)
+        self.assertIn("'ADDED'", r.stdout)
+        self.assertIn("'PATH'", r.stdout)
+
+
+def with_fd(code: str):
+    """A command that gets the results descriptor's number as its first argument."""
+    return lambda fd: py(code) + [str(fd)]
+
+
+class RunWithResultsTest(unittest.TestCase):
+    def test_results_stdin_and_output(self):
+        r = runner.run_with_results(with_fd("""
+            import os, sys
+            fd = int(sys.argv[1])
+            seed = sys.stdin.readline().strip()
+            os.write(fd, b'{"seed": "' + seed.encode() + b'"}\\n')
+            print("console", flush=True)
+        """), 30, stdin_data=b"1234\n")
+        self.assertEqual(r.returncode, 0, r.output)
+        self.assertEqual(r.results, b'{"seed": "1234"}\n')
+        self.assertEqual(r.stdout, "console\n")
+        self.assertFalse(r.timed_out)
+
+    def test_only_the_results_descriptor_is_passed(self):
+        r = runner.run_with_results(with_fd("""
+            import os, sys
+            def is_open(fd):
+                try:
+                    os.fstat(fd)
+                    return True
+                except OSError:
+                    return False
+            print(sys.argv[1], [fd for fd in range(3, 1024) if is_open(fd)])
+        """), 30)
+        fd, open_fds = r.stdout.split(" ", 1)
+        self.assertEqual(eval(open_fds), [int(fd)])
+
+    def test_env_is_the_whole_environment(self):
+        # env(1), not Python: Python's locale coercion would add LC_CTYPE itself
+        r = runner.run_with_results(lambda fd: ["env"], 30,
+                                    env={"PATH": os.environ["PATH"], "ONLY": "this"})
+        self.assertEqual(sorted(r.stdout.splitlines()), ["ONLY=this", f"PATH={os.environ['PATH']}"])
+
+    def test_more_than_a_pipe_buffer_while_running(self):
+        # 1 MiB down the pipe before the command exits: read while it runs, or it would block.
+        r = runner.run_with_results(with_fd("""
+            import os, sys
+            fd = int(sys.argv[1])
+            for i in range(1024):
+                os.write(fd, b'x' * 1023 + b'\\n')
+        """), 30)
+        self.assertFalse(r.timed_out)
+        self.assertEqual(len(r.results), 1024 * 1024)
+
+    def test_results_cap(self):
+        r = runner.run_with_results(with_fd("""
+            import os, sys
+            os.write(int(sys.argv[1]), b'y' * 5000)
+        """), 30, results_cap=1000)
+        self.assertEqual(r.results, b"y" * 1000)
+        self.assertTrue(r.results_truncated)
+
+    def test_timeout_kills_the_group_and_keeps_what_was_written(self):
+        start = time.monotonic()
+        r = runner.run_with_results(with_fd("""
+            import os, sys, time
+            os.write(int(sys.argv[1]), b'first line\\n')
+            time.sleep(100)
+        """), 1)
+        self.assertLess(time.monotonic() - start, 10)
+        self.assertTrue(r.timed_out)
+        self.assertIsNone(r.returncode)
+        self.assertEqual(r.results, b"first line\n")
+
+    def test_an_escaped_holder_of_the_pipe_does_not_hold_up_the_grader(self):
+        # The command exits at once; a grandchild in a session of its own keeps the write end.
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = Path(tmp) / "pid"
+            child = (f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
+                     f"time.sleep(30)")
+            start = time.monotonic()
+            r = runner.run_with_results(with_fd(f"""
+                import os, subprocess, sys, time
+                fd = int(sys.argv[1])
+                subprocess.Popen([{PY!r}, '-c', {child!r}], pass_fds=(fd,),
+                                 start_new_session=True)
+                os.write(fd, b'done\\n')
+                time.sleep(0.5)
+            """), 20)
+            elapsed = time.monotonic() - start
+            self.assertLess(elapsed, 10)
+            self.assertFalse(r.timed_out)
+            self.assertEqual(r.results, b"done\n")
+            pid = int(pidfile.read_text())
+            os.kill(pid, signal.SIGKILL)
+
+    def test_a_command_that_ignores_stdin(self):
+        r = runner.run_with_results(with_fd("pass"), 30, stdin_data=b"x" * 10)
+        self.assertEqual(r.returncode, 0)
+
+    def test_crash_is_reported(self):
+        r = runner.run_with_results(with_fd(NO_CORE + "import os, signal\n"
+                                            "os.kill(os.getpid(), signal.SIGSEGV)"), 30)
+        self.assertEqual(r.signal_name, "SIGSEGV")
+        self.assertEqual(r.results, b"")
+
+
 if __name__ == "__main__":
     unittest.main()

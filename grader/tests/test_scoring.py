@@ -73,30 +73,60 @@ class PerfFractionTest(unittest.TestCase):
         self.assertEqual(scoring.perf_fraction(0.0, 0.05, 0.01), 0.0)
         self.assertEqual(scoring.perf_fraction(-1.0, 0.05, 0.01), 0.0)
 
-    def test_linear_between(self):
-        self.assertAlmostEqual(scoring.perf_fraction(0.03, 0.05, 0.01), 0.5, places=12)
-        self.assertAlmostEqual(scoring.perf_fraction(0.02, 0.05, 0.01), 0.25, places=12)
-        self.assertAlmostEqual(scoring.perf_fraction(0.75, 1.0, 0.0), 0.75, places=12)
-        # strictly increasing between floor and target
-        xs = [0.011 + i * 0.001 for i in range(38)]
-        fs = [scoring.perf_fraction(x, 0.05, 0.01) for x in xs]
+    def test_steps_between(self):
+        # 4 bands between floor 0.01 and target 0.05: edges at 0.02, 0.03, 0.04
+        f = lambda m: scoring.perf_fraction(m, 0.05, 0.01, 4)
+        self.assertEqual(f(0.0101), 0.0)
+        self.assertEqual(f(0.0199), 0.0)
+        self.assertEqual(f(0.02), 0.25)
+        self.assertEqual(f(0.0299), 0.25)
+        self.assertEqual(f(0.03), 0.5)
+        self.assertEqual(f(0.0399), 0.5)
+        self.assertEqual(f(0.04), 0.75)
+        self.assertEqual(f(0.0499999), 0.75)
+        self.assertEqual(f(0.05), 1.0)
+        # monotone, and only ever a multiple of 1/bands
+        xs = [0.0101 + i * 0.0005 for i in range(80)]
+        fs = [f(x) for x in xs]
         self.assertEqual(fs, sorted(fs))
-        self.assertTrue(all(0.0 < f < 1.0 for f in fs))
+        self.assertTrue(set(fs) <= {0.0, 0.25, 0.5, 0.75})
+
+    def test_edges_computed_in_floating_point(self):
+        # lab 01's lines: floor 0.015, target 0.07; the edges 0.02875, 0.0425, 0.05625 are not
+        # exact in binary, and (m - floor) / (target - floor) * 4 lands a hair below 1, 2, 3.
+        for band, edge in ((1, 0.02875), (2, 0.0425), (3, 0.05625)):
+            with self.subTest(edge=edge):
+                self.assertEqual(scoring.perf_band(edge, 0.07, 0.015, 4), band)
+                self.assertEqual(scoring.perf_band(edge - 1e-6, 0.07, 0.015, 4), band - 1)
+
+    def test_one_band_is_all_or_nothing(self):
+        self.assertEqual(scoring.perf_fraction(0.0499, 0.05, 0.01, 1), 0.0)
+        self.assertEqual(scoring.perf_fraction(0.05, 0.05, 0.01, 1), 1.0)
+
+    def test_many_bands_approach_the_line(self):
+        self.assertAlmostEqual(scoring.perf_fraction(0.03, 0.05, 0.01, 1000), 0.5, places=12)
+        self.assertAlmostEqual(scoring.perf_fraction(0.75, 1.0, 0.0, 100), 0.75, places=12)
 
     def test_nan_is_zero(self):
         self.assertEqual(scoring.perf_fraction(math.nan, 0.05, 0.01), 0.0)
-        self.assertEqual(scoring.perf_fraction(float("nan"), 1.0, 0.0), 0.0)
+        self.assertEqual(scoring.perf_band(float("nan"), 1.0, 0.0, 4), 0)
+
+    def test_band_index(self):
+        self.assertEqual([scoring.perf_band(m, 0.05, 0.01, 4)
+                          for m in (0.0, 0.01, 0.015, 0.025, 0.035, 0.045, 0.05, 9.0)],
+                         [0, 0, 0, 1, 2, 3, 4, 4])
 
 
 class ScorePerformanceTest(unittest.TestCase):
-    def perf(self, metric, status="measured", max_points=20.0, target=0.05, floor=0.01):
+    def perf(self, metric, status="measured", max_points=20.0, target=0.05, floor=0.01, bands=4):
         return PerfResult(max_points=max_points, status=status, metric=metric, target=target,
-                          floor=floor)
+                          floor=floor, bands=bands)
 
     def test_measured(self):
         self.assertEqual(scoring.score_performance(self.perf(0.05)), 20.0)
         self.assertEqual(scoring.score_performance(self.perf(0.2)), 20.0)
         self.assertEqual(scoring.score_performance(self.perf(0.03)), 10.0)
+        self.assertEqual(scoring.score_performance(self.perf(0.0299)), 5.0)
         self.assertEqual(scoring.score_performance(self.perf(0.01)), 0.0)
         self.assertEqual(scoring.score_performance(self.perf(math.nan)), 0.0)
 
@@ -108,17 +138,16 @@ class ScorePerformanceTest(unittest.TestCase):
     def test_measured_without_metric_scores_zero(self):
         self.assertEqual(scoring.score_performance(self.perf(None)), 0.0)
 
-    def test_rounded_to_a_tenth(self):
-        # fraction 0.471 -> 9.42 -> 9.4 ; fraction 0.474 -> 9.48 -> 9.5
-        self.assertEqual(scoring.score_performance(self.perf(0.02884)), 9.4)
-        self.assertEqual(scoring.score_performance(self.perf(0.02896)), 9.5)
-        # a few percent of noise around one metric gives scores a tenth apart at most
-        scores = {scoring.score_performance(self.perf(0.0300 + d)) for d in (-1e-5, 0, 1e-5)}
+    def test_noise_inside_a_band_changes_nothing(self):
+        # a metric in the middle of band 2 of 4, measured with +-3 % noise
+        scores = {scoring.score_performance(self.perf(0.035 * (1 + d)))
+                  for d in (-0.03, -0.01, 0, 0.01, 0.03)}
         self.assertEqual(scores, {10.0})
-        for m in (0.0123, 0.0271, 0.0333, 0.0444, 0.0499):
-            s = scoring.score_performance(self.perf(m))
-            self.assertEqual(s, round(s, 1))
-            self.assertAlmostEqual(s, 20 * (m - 0.01) / 0.04, delta=0.05 + 1e-9)
+
+    def test_rounded_to_hundredths(self):
+        # 3 bands of 10 points: 3.33 and 6.67
+        self.assertEqual(scoring.score_performance(self.perf(0.025, max_points=10, bands=3)), 3.33)
+        self.assertEqual(scoring.score_performance(self.perf(0.04, max_points=10, bands=3)), 6.67)
 
 
 class RoundPointsTest(unittest.TestCase):

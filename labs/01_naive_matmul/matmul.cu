@@ -2,7 +2,7 @@
 //
 // C[M x N] = A[M x K] * B[K x N], row-major float32. One thread computes one C element.
 // Read README.md in this folder first. Build and test with:
-//   cmake --workflow --preset test        (or: python3 -m grader grade 01)
+//   cmake --workflow --preset student     (your tests)   python3 -m grader grade 01  (your grade)
 #include "matmul.h"
 
 // matmul_v1_naive_kernel: one thread per output element.

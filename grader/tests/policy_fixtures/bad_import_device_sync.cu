@@ -1,0 +1,14 @@
+// Cheat: waits for the device inside the launcher (rule: import, cudaDeviceSynchronize).
+#include "matmul.h"
+
+__global__ void k(float* C, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) C[i] = 0.0f;
+}
+
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream) {
+  (void)A; (void)B; (void)K;
+  k<<<(M * N + 255) / 256, 256, 0, stream>>>(C, M * N);
+  cudaDeviceSynchronize();
+}
