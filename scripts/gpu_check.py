@@ -3,163 +3,489 @@
 
   1. grade the reference solutions: every lab must score full marks;
   2. grade the starters (labs/): every lab must score zero correctness;
-  3. grade every case of the corpus tests/submissions/ (wrong, cheating and unusual
-     submissions) and compare each verdict with tests/submissions/cases.toml.
+  3. grade every case of the corpus, tests/submissions/<lab>/<case>/ (wrong, cheating and
+     unusual submissions), in parallel, and compare each verdict with
+     tests/submissions/<lab>/cases.toml;
+  4. with --repeat-check: grade the solutions, and each case marked `repeat = true`, 5 times
+     more without --seed (the grader derives the seed from the files) and require identical
+     scores; report how long one warm grading of the solutions took.
 The CTest suite itself runs separately (cmake --workflow --preset test).
 
-  python3 scripts/gpu_check.py [--out DIR] [--workers N] [--cases NAME ...]
-Exit status 0 when every check holds, 1 otherwise."""
+  python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--workers N] [--out DIR]
+                               [--case-timeout S] [--repeat-check] [--no-sanitize]
+                               [--skip-solutions]
+Exit status 0 when every check holds, 1 otherwise, 2 on bad arguments."""
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures
 import json
+import os
 import queue
+import shutil
+import signal
+import statistics
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SEED = 20261121
+CORPUS = REPO / "tests" / "submissions"
+SEED = 20261121          # fixed, so a corpus run can be replayed
+REPEATS = 5              # gradings per submission in the repeat check
+WARM_TARGET_S = 8.0      # one warm grading of a lab's solution should take at most this
+GRADING_LIMIT_S = 1200   # wall limit for one `grader grade` call (the first one builds the harness)
+ALONE_TIMEOUT_S = 10.0   # per-call limit for cases graded alone (they hang on purpose)
+EPS = 1e-6
+
+BUILD_VERDICTS = ("ok", "fail", "rejected")
+LEVELS = ("full", "partial", "zero")
+CASE_KEYS = {"build", "correctness", "performance", "fails", "feedback", "why", "alone", "repeat"}
 
 
-def grade(args: list, out: Path, build_dir: Path, extra: list = ()) -> tuple:
-    cmd = [sys.executable, "-m", "grader", "grade", "-q", "--seed", str(SEED), "-o", str(out),
-           "--build-dir", str(build_dir), *extra, *args]
-    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    result = json.loads(out.read_text()) if out.is_file() else None
-    return proc.returncode, result, proc.stdout + proc.stderr
+# ---------------------------------------------------------------------------- labs and corpus
+def discover_labs() -> list:
+    return sorted(p.parent.name for p in (REPO / "labs").glob("*/grading.toml"))
 
 
-def correctness(lab: dict) -> tuple:
-    got = sum(g["points"] for g in lab["groups"])
-    top = sum(g["max_points"] for g in lab["groups"])
-    return got, top
+def resolve_labs(words: list | None) -> list:
+    """'01', '01_naive_matmul' or 'naive_matmul' -> lab folder names (as the grader does)."""
+    available = discover_labs()
+    if not words:
+        return available
+    chosen = []
+    for word in words:
+        matches = [lab for lab in available
+                   if lab == word or lab.split("_", 1)[0] == word or lab.split("_", 1)[-1] == word]
+        if len(matches) != 1:
+            raise SystemExit(f"unknown lab '{word}'; labs: {', '.join(available) or '(none)'}")
+        if matches[0] not in chosen:
+            chosen.append(matches[0])
+    return chosen
 
 
-def verdict(got: float, top: float) -> str:
-    if top > 0 and got >= top - 1e-6:
+class Case:
+    def __init__(self, lab: str, name: str, spec: dict):
+        self.lab, self.name, self.spec = lab, name, spec
+        self.dir = CORPUS / lab / name
+
+    @property
+    def id(self) -> str:
+        return f"{self.lab}/{self.name}"
+
+    def want(self, key: str) -> str:
+        return self.spec.get(key, "any")
+
+
+def load_corpus(labs: list, names: list | None = None) -> list:
+    """Every case of the given labs, checked for shape; `names` selects 'case' or 'lab/case'."""
+    cases, errors = [], []
+    for lab in labs:
+        file = CORPUS / lab / "cases.toml"
+        if not file.is_file():
+            continue
+        try:
+            table = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as e:
+            raise SystemExit(f"{file}: {e}")
+        folders = {p.name for p in (CORPUS / lab).iterdir() if p.is_dir()}
+        for name in sorted(set(table) | folders):
+            where = f"{lab}/{name}"
+            spec = table.get(name)
+            if spec is None:
+                errors.append(f"{where}: a folder without an entry in cases.toml")
+                continue
+            if name not in folders:
+                errors.append(f"{where}: an entry in cases.toml without a folder")
+                continue
+            unknown = set(spec) - CASE_KEYS
+            if unknown:
+                errors.append(f"{where}: unknown keys {sorted(unknown)}")
+            if spec.get("build") not in BUILD_VERDICTS:
+                errors.append(f"{where}: build must be one of {BUILD_VERDICTS}")
+            if spec.get("correctness", "any") not in LEVELS + ("any",):
+                errors.append(f"{where}: bad correctness {spec.get('correctness')!r}")
+            if spec.get("performance", "any") not in LEVELS + ("any",):
+                errors.append(f"{where}: bad performance {spec.get('performance')!r}")
+            cases.append(Case(lab, name, spec))
+    if errors:
+        raise SystemExit("tests/submissions is inconsistent:\n  " + "\n  ".join(errors))
+    if names:
+        chosen = [c for c in cases if c.name in names or c.id in names]
+        missing = [n for n in names if not any(n in (c.name, c.id) for c in cases)]
+        if missing:
+            raise SystemExit(f"no such case(s) in the selected labs: {', '.join(missing)}")
+        cases = chosen
+    return cases
+
+
+def stage_case(case: Case, root: Path) -> Path:
+    """Copies the case's files into <root>/<lab>/ (a folder shaped like labs/; copies, never
+    symlinks: the grader refuses them) and returns <root>."""
+    if root.exists():
+        shutil.rmtree(root)
+    dest = root / case.lab
+    dest.mkdir(parents=True)
+    for f in sorted(case.dir.iterdir()):
+        if f.is_file() and not f.is_symlink():
+            shutil.copyfile(f, dest / f.name)
+    return root
+
+
+# ---------------------------------------------------------------------------- grader calls
+_HELP: str | None = None
+
+
+def grader_supports(flag: str) -> bool:
+    """Whether `python3 -m grader grade` takes `flag` (the CLI is still moving)."""
+    global _HELP
+    if _HELP is None:
+        proc = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=REPO,
+                              capture_output=True, text=True)
+        _HELP = proc.stdout + proc.stderr
+    return flag in _HELP
+
+
+def run_grader(args: list, out: Path, build_dir: Path, seed: int | None = SEED,
+               limit_s: float = GRADING_LIMIT_S, env: dict | None = None) -> dict:
+    """One `python3 -m grader grade -q ...`; returns {rc, result, output, wall}. The whole
+    process group is killed if it overruns `limit_s`."""
+    cmd = [sys.executable, "-m", "grader", "grade", "-q", "-o", str(out),
+           "--build-dir", str(build_dir)]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
+    cmd += args
+    if out.exists():
+        out.unlink()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True,
+                            env=None if env is None else {**os.environ, **env})
+    timed_out = False
+    try:
+        output, _ = proc.communicate(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        os.killpg(proc.pid, signal.SIGKILL)
+        output, _ = proc.communicate()
+    wall = time.monotonic() - t0
+    result = None
+    if out.is_file():
+        try:
+            result = json.loads(out.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            output += f"\n(results file unreadable: {e})"
+    if timed_out:
+        output += f"\n(the grader was killed after {limit_s:g} s)"
+    return {"rc": proc.returncode, "result": result, "output": output, "wall": wall,
+            "timed_out": timed_out}
+
+
+def lab_result(result: dict | None, lab: str) -> dict | None:
+    for entry in (result or {}).get("labs", []):
+        if entry.get("lab") == lab:
+            return entry
+    return None
+
+
+# ---------------------------------------------------------------------------- verdicts
+def level(got: float, top: float) -> str:
+    if top > 0 and got >= top - EPS:
         return "full"
-    return "zero" if got <= 1e-6 else "partial"
+    return "zero" if got <= EPS else "partial"
 
 
-def check_case(name: str, spec: dict, build_dir: Path, out_dir: Path, timeout: float) -> dict:
-    rc, result, output = grade(["--submission", str(REPO / "tests/submissions" / name),
-                                spec["lab"]], out_dir / f"case-{name}.json", build_dir,
-                               ["--test-timeout", str(timeout)])
-    row = {"case": name, "problems": []}
-    if result is None:
-        row["problems"].append(f"no results file (exit {rc}): {output[-300:]}")
+def correctness_points(lab: dict) -> tuple:
+    groups = lab.get("groups") or []
+    return (sum(g.get("points", 0.0) for g in groups), sum(g.get("max_points", 0.0) for g in groups))
+
+
+def perf_entries(lab: dict) -> list:
+    perf = lab.get("performance")
+    if perf is None:
+        return []
+    return perf if isinstance(perf, list) else [perf]   # the old form: one table
+
+
+def perf_level(lab: dict) -> str:
+    """full: every entry at full points; zero: no entry got any; partial otherwise."""
+    entries = perf_entries(lab)
+    if not entries:
+        return "zero"
+    full = all(e.get("max_points", 0) > 0 and e.get("points", 0) >= e["max_points"] - EPS
+               for e in entries)
+    if full:
+        return "full"
+    return "zero" if all(e.get("points", 0) <= EPS for e in entries) else "partial"
+
+
+def build_verdict(lab: dict) -> str:
+    status = lab.get("status")
+    if status == "rejected":
+        return "rejected"
+    if status == "build_failed":
+        return "fail"
+    return "ok"
+
+
+def failing_tests(lab: dict) -> list:
+    return [t for g in lab.get("groups") or [] for t in g.get("tests", [])
+            if t.get("status") != "passed"]
+
+
+def student_text(lab: dict) -> str:
+    """Everything the student reads about this lab: where `feedback` strings must appear."""
+    parts = [t.get("message", "") for t in failing_tests(lab)]
+    parts.append(lab.get("message", "") or "")
+    build = lab.get("build") or {}
+    parts += [build.get("log", "") or "", build.get("hint", "") or ""]
+    policy = lab.get("policy") or {}
+    for v in policy.get("violations", []) or []:
+        parts.append(" ".join(str(v.get(k, "")) for k in ("rule", "symbol", "message")))
+    parts += [e.get("message", "") or "" for e in perf_entries(lab)]
+    parts += [str(w) for w in lab.get("warnings", []) or []]
+    return "\n".join(parts)
+
+
+def judge_case(case: Case, graded: dict) -> dict:
+    """Compares one grading of `case` with its expectations; a row for the table."""
+    row = {"case": case.id, "problems": [], "seconds": graded["wall"]}
+    lab = lab_result(graded["result"], case.lab)
+    if lab is None:
+        row["problems"].append(f"no result for the lab (exit {graded['rc']}): "
+                               f"{graded['output'][-300:].strip()}")
         return row
-    lab = result["labs"][0]
-    build_ok = lab["build"] is not None and lab["build"]["ok"]
-    row["build"] = "ok" if build_ok else "fail"
-    got, top = correctness(lab)
-    row["correctness"] = verdict(got, top) if build_ok else "zero"
-    perf = lab.get("performance") or {}
-    row["performance"] = verdict(perf.get("points", 0), perf.get("max_points", 0))
-    row["points"] = lab["points"]
-    row["metric"] = perf.get("metric")
+    status = lab.get("status")
+    row["status"] = status
+    row["build"] = build_verdict(lab)
+    got, top = correctness_points(lab)
+    row["correctness"] = level(got, top) if row["build"] == "ok" else "zero"
+    row["performance"] = perf_level(lab)
+    row["points"] = lab.get("points", 0.0)
+    row["metric"] = [e.get("metric") for e in perf_entries(lab)]
+    row["grader_seconds"] = (graded["result"] or {}).get("seconds")
+    if status in ("error", "bad_files", "missing_files", "no_gpu"):
+        row["problems"].append(f"lab status '{status}': {(lab.get('message') or '')[:200]}")
     for key in ("build", "correctness", "performance"):
-        want = spec.get(key, "any")
+        want = case.want(key)
         if want != "any" and want != row[key]:
             row["problems"].append(f"{key}: expected {want}, got {row[key]}")
-    failing = [t for g in lab["groups"] for t in g["tests"] if t["status"] != "passed"]
-    for part in spec.get("fails", []):
-        if not any(part in t["name"] for t in failing):
+    failing = failing_tests(lab)
+    for part in case.spec.get("fails", []):
+        if not any(part in t.get("name", "") for t in failing):
             row["problems"].append(f"no failing test named like '{part}'")
-    text = "\n".join([t["message"] for t in failing] + [lab.get("message", "")]
-                     + [(lab["build"] or {}).get("log", "") if lab["build"] else ""]
-                     + [perf.get("message", "")])
-    for part in spec.get("feedback", []):
-        if part.lower() not in text.lower():
+    text = student_text(lab).lower()
+    for part in case.spec.get("feedback", []):
+        if part.lower() not in text:
             row["problems"].append(f"feedback lacks '{part}'")
+    if row["build"] == "rejected":
+        rules = sorted({str(v.get("rule")) for v in (lab.get("policy") or {}).get("violations", [])
+                        or []})
+        row["rules"] = rules
     return row
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, default=REPO / "build" / "gpu-check")
-    ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--cases", nargs="*")
-    ap.add_argument("--case-timeout", type=float, default=30.0, help="seconds per test process")
-    args = ap.parse_args()
+def fmt_metric(values) -> str:
+    shown = [f"{v:.3f}" for v in values or [] if isinstance(v, (int, float))]
+    return ",".join(shown) if shown else "-"
+
+
+# ---------------------------------------------------------------------------- main
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--labs", nargs="+", metavar="LAB",
+                    help="only these labs: solutions, starters and corpus (default: all)")
+    ap.add_argument("--cases", nargs="+", metavar="NAME",
+                    help="only these corpus cases ('case' or 'lab/case')")
+    ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1),
+                    help="cases graded at once, one build directory each (default: min(8, CPUs))")
+    ap.add_argument("--out", type=Path, default=REPO / "build" / "gpu-check",
+                    help="where results and logs go (default: build/gpu-check)")
+    ap.add_argument("--case-timeout", type=float, default=30.0, metavar="S",
+                    help="seconds one test (one worker call) may take in a corpus case")
+    ap.add_argument("--repeat-check", action="store_true",
+                    help=f"grade the solutions and `repeat = true` cases {REPEATS} more times "
+                         f"without --seed; scores must be identical")
+    ap.add_argument("--no-sanitize", action="store_true",
+                    help="pass --no-sanitize to the grader for corpus cases (faster)")
+    ap.add_argument("--skip-solutions", action="store_true",
+                    help="grade only the corpus (no solutions, starters or their re-grading)")
+    args = ap.parse_args(argv)
+    if args.workers < 1:
+        ap.error("--workers must be >= 1")
+    labs = resolve_labs(args.labs)
+    if not labs:
+        print("no labs (labs/*/grading.toml)")
+        return 2
+    cases = load_corpus(labs, args.cases)
     args.out.mkdir(parents=True, exist_ok=True)
-    ok = True
-    lines = []
-
     t0 = time.monotonic()
-    rc, sol, text = grade(["--solutions"], args.out / "solutions.json", REPO / "build" / "check-0")
-    print(text, flush=True)
-    if sol is None or sol["status"] != "graded":
-        print(f"solutions were not graded (exit {rc})")
-        return 1
-    for lab in sol["labs"]:
-        perf = lab.get("performance") or {}
-        c = perf.get("counters", {})
-        full = lab["points"] >= lab["max_points"] - 1e-6
-        ok &= full
-        lines.append(f"solution {lab['lab']:<18} {lab['points']:6.2f} / {lab['max_points']:<5g} "
-                     f"{'OK' if full else 'NOT FULL MARKS'}  "
-                     f"{c.get('GFLOPS', 0):8.1f} GFLOP/s vs cuBLAS {c.get('cublas_GFLOPS', 0):8.1f}"
-                     f"  ratio {perf.get('metric') or 0:.3f}  (spread {c.get('student_iqr', 0):.3f}"
-                     f" / {c.get('cublas_iqr', 0):.3f})")
+    ok = True
+    summary = []
 
-    rc, start, text = grade([], args.out / "starters.json", REPO / "build" / "check-0")
-    for lab in (start or {}).get("labs", []):
-        got, top = correctness(lab)
-        zero = got == 0
-        ok &= zero
-        lines.append(f"starter  {lab['lab']:<18} correctness {got:6.2f} / {top:<5g} "
-                     f"{'OK' if zero else 'NOT ZERO'}")
-    if start is None:
-        ok = False
-        lines.append(f"starters were not graded (exit {rc}): {text[-300:]}")
-    print(f"[{time.monotonic() - t0:.0f} s] solutions and starters done", flush=True)
+    def log(msg: str) -> None:
+        print(f"[{time.monotonic() - t0:5.0f} s] {msg}", flush=True)
 
-    cases_file = REPO / "tests/submissions/cases.toml"
-    cases = tomllib.loads(cases_file.read_text()) if cases_file.is_file() else {}
-    names = args.cases or sorted(cases)
-    # Each worker owns a build directory: only the student file recompiles between cases.
-    slots = queue.Queue()
-    for i in range(args.workers):
+    slots_total = max(1, min(args.workers, len(cases) or 1))
+    jobs = max(2, (os.cpu_count() or 2) // slots_total)
+    has = {flag: grader_supports(flag) for flag in ("--test-timeout", "--no-sanitize", "--jobs")}
+
+    def case_flags(timeout_s: float) -> list:
+        flags = []
+        if has["--test-timeout"]:
+            flags += ["--test-timeout", f"{timeout_s:g}"]
+        if args.no_sanitize and has["--no-sanitize"]:
+            flags.append("--no-sanitize")
+        if has["--jobs"]:
+            flags += ["--jobs", str(jobs)]
+        return flags
+
+    slot0 = REPO / "build" / "check-0"
+
+    # ---- 1. solutions (this first grading also builds the harness in slot 0)
+    if not args.skip_solutions:
+        sol = run_grader(["--solutions", *labs], args.out / "solutions.json", slot0)
+        res = sol["result"]
+        if res is None:
+            print(sol["output"][-3000:])
+            print(f"solutions were not graded (exit {sol['rc']})")
+            return 1
+        for lab_name in labs:
+            lab = lab_result(res, lab_name)
+            if lab is None:
+                ok = False
+                summary.append(f"solution {lab_name:<18} NOT GRADED")
+                continue
+            full = lab.get("status") == "graded" and lab["points"] >= lab["max_points"] - EPS
+            ok &= full
+            summary.append(f"solution {lab_name:<18} {lab['points']:6.2f} / {lab['max_points']:<5g} "
+                           f"{'OK' if full else 'NOT FULL MARKS (' + str(lab.get('status')) + ')'}")
+            for e in perf_entries(lab):
+                c = e.get("counters") or {}
+                base = c.get("baseline_GFLOPS", c.get("cublas_GFLOPS", 0))
+                spread = (c.get("student_iqr", 0), c.get("baseline_iqr", c.get("cublas_iqr", 0)))
+                summary.append(f"    {e.get('name') or e.get('benchmark') or 'performance':<28} "
+                               f"{e.get('points', 0):5.2f} / {e.get('max_points', 0):<4g} "
+                               f"{c.get('GFLOPS', 0):8.1f} GFLOP/s vs baseline {base:8.1f}  "
+                               f"{e.get('metric_name') or 'metric'} {e.get('metric') or 0:.3f}  "
+                               f"(spread {spread[0]:.3f} / {spread[1]:.3f})")
+        summary.append(f"solutions: one grading took {res.get('seconds', 0):.1f} s "
+                       f"(grader's own clock, cold build included), {sol['wall']:.0f} s wall")
+        log("solutions graded")
+
+        # ---- 2. starters
+        start = run_grader(list(labs), args.out / "starters.json", slot0)
+        for lab_name in labs:
+            lab = lab_result(start["result"], lab_name)
+            if lab is None:
+                ok = False
+                summary.append(f"starter  {lab_name:<18} NOT GRADED (exit {start['rc']}): "
+                               f"{start['output'][-300:].strip()}")
+                continue
+            got, top = correctness_points(lab)
+            zero = got <= EPS and lab.get("status") == "graded"
+            ok &= zero
+            summary.append(f"starter  {lab_name:<18} correctness {got:6.2f} / {top:<5g} "
+                           f"{'OK' if zero else 'NOT ZERO (' + str(lab.get('status')) + ')'}")
+        log("starters graded")
+
+    # ---- 3. the corpus: one build directory per slot, so only the student file recompiles
+    slots: queue.Queue = queue.Queue()
+    for i in range(slots_total):
         slots.put(REPO / "build" / f"check-{i}")
+    printed = threading.Lock()
+    done = [0]
 
-    def run_case(name: str) -> dict:
+    def grade_case(case: Case, timeout_s: float, build_dir: Path, tag: str = "case",
+                   seed: int | None = SEED) -> dict:
+        root = stage_case(case, args.out / "submissions" / f"{tag}-{case.lab}-{case.name}")
+        return run_grader(["--submission", str(root), *case_flags(timeout_s), case.lab],
+                          args.out / f"{tag}-{case.lab}-{case.name}.json", build_dir, seed)
+
+    def run_case(case: Case, timeout_s: float) -> dict:
         build_dir = slots.get()
-        # A case graded alone has the GPU to itself: a short limit still tells a hang.
-        timeout = min(args.case_timeout, 10.0) if cases[name].get("alone") else args.case_timeout
         try:
-            return check_case(name, cases[name], build_dir, args.out, timeout)
+            row = judge_case(case, grade_case(case, timeout_s, build_dir))
         finally:
             slots.put(build_dir)
+        with printed:
+            done[0] += 1
+            mark = "ok " if not row["problems"] else "BAD"
+            log(f"{mark} {done[0]:3d}/{len(cases)} {case.id} ({row['seconds']:.0f} s)")
+        return row
 
-    # Cases whose kernels hang share the GPU badly (time slicing slows every other process):
-    # they run last, one at a time.
-    together = [n for n in names if not cases[n].get("alone")]
-    alone = [n for n in names if cases[n].get("alone")]
-    with concurrent.futures.ThreadPoolExecutor(args.workers) as pool:
-        rows = list(pool.map(run_case, together))
-    rows += [run_case(n) for n in alone]
+    # Slow cases first (full correctness means a benchmark runs; refused ones are quick), so
+    # the pool does not end waiting on one long case; hanging cases last, one at a time.
+    together = sorted((c for c in cases if not c.spec.get("alone")),
+                      key=lambda c: (c.want("build") != "ok", c.want("correctness") != "full",
+                                     c.id))
+    alone = [c for c in cases if c.spec.get("alone")]
+    rows = []
+    if cases:
+        with concurrent.futures.ThreadPoolExecutor(slots_total) as pool:
+            rows = list(pool.map(lambda c: run_case(c, args.case_timeout), together))
+        rows += [run_case(c, min(args.case_timeout, ALONE_TIMEOUT_S)) for c in alone]
+        log("corpus graded")
     rows.sort(key=lambda r: r["case"])
     bad = [r for r in rows if r["problems"]]
     ok &= not bad
-    print(f"[{time.monotonic() - t0:.0f} s] corpus done", flush=True)
 
-    print("\n=== corpus: case, build, correctness, performance, points, metric ===")
+    # ---- 4. repeat check: same submission, no --seed, identical scores
+    repeat_lines = []
+    if args.repeat_check:
+        def repeat(label: str, grade_once) -> None:
+            nonlocal ok
+            scores, seconds = [], []
+            for i in range(REPEATS):
+                graded = grade_once(i)
+                res = graded["result"]
+                scores.append(None if res is None else round(res.get("points", 0.0), 2))
+                if res is not None:
+                    seconds.append(res.get("seconds", graded["wall"]))
+            same = None not in scores and len(set(scores)) == 1
+            ok &= same
+            shown = (f"{REPEATS} x {scores[0]:.2f}" if same
+                     else ", ".join("-" if s is None else f"{s:.2f}" for s in scores))
+            repeat_lines.append(f"re-grading {label}: {shown}, "
+                                f"{'identical' if same else 'NOT IDENTICAL'}")
+            if seconds:
+                repeat_lines.append(f"    one grading took {statistics.median(seconds):.1f} s "
+                                    f"(median; min {min(seconds):.1f}, max {max(seconds):.1f})")
+            if label == "solutions" and seconds:
+                per_lab = statistics.median(seconds) / max(1, len(labs))
+                repeat_lines.append(f"    warm grading of the solutions: {per_lab:.1f} s per lab, "
+                                    f"target <= {WARM_TARGET_S:g} s: "
+                                    f"{'met' if per_lab <= WARM_TARGET_S else 'NOT MET'}")
+
+        if not args.skip_solutions:
+            repeat("solutions", lambda i: run_grader(
+                ["--solutions", *labs], args.out / f"repeat-solutions-{i}.json", slot0, seed=None))
+        for case in [c for c in load_corpus(labs) if c.spec.get("repeat")]:
+            repeat(case.id, lambda i, case=case: grade_case(case, args.case_timeout, slot0,
+                                                            tag=f"repeat{i}", seed=None))
+        log("repeat check done")
+
+    # ---- report
+    print("\n=== corpus: case, build, correctness, performance, points, metric, seconds ===")
     for r in rows:
-        metric = f"{r['metric']:.3f}" if r.get("metric") is not None else "-"
-        print(f"{'OK ' if not r['problems'] else 'BAD'} {r['case']:<40} {r.get('build', '?'):<5}"
+        extra = "; ".join(r["problems"])
+        if r.get("rules"):
+            extra = (extra + "; " if extra else "") + "rules: " + ",".join(r["rules"])
+        print(f"{'OK ' if not r['problems'] else 'BAD'} {r['case']:<52} {r.get('build', '?'):<8}"
               f" {r.get('correctness', '?'):<8} {r.get('performance', '?'):<8}"
-              f" {r.get('points', 0):7.2f} {metric:>7}  {'; '.join(r['problems'])}")
+              f" {r.get('points', 0):7.2f} {fmt_metric(r.get('metric')):>7}"
+              f" {r['seconds']:6.1f} s  {extra}")
     print("\n=== summary ===")
-    for line in lines:
+    for line in summary + repeat_lines:
         print(line)
     print(f"corpus: {len(rows) - len(bad)} of {len(rows)} cases got the expected verdict")
-    print(f"gpu-check: {'PASS' if ok else 'FAIL'} in {time.monotonic() - t0:.0f} s")
+    wall = time.monotonic() - t0
+    print(f"gpu-check: {'PASS' if ok else 'FAIL'}; wall time {wall:.0f} s "
+          f"({slots_total} workers, {len(cases)} cases)")
     return 0 if ok else 1
 
 

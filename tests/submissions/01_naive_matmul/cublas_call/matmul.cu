@@ -1,5 +1,7 @@
-// CHEATING: calls cublasSgemm instead of writing a kernel. Compiles; fails to link while the
-// test binary does not link cuBLAS (if it ever does, the policy check must reject it).
+// CHEATING (vendor library): calls cublasSgemm instead of writing a kernel.
+// Defence: the policy refuses the object before anything runs: the include rule
+// (<cublas_v2.h>) and the import rule (cublasCreate_v2, cublasSgemm_v2). It used to fail only
+// by accident, at link time, because the test binary did not link cuBLAS.
 #include "matmul.h"
 
 #include <cublas_v2.h>

@@ -1,5 +1,7 @@
-// WRONG (cheat/early exit): correct, but the launcher calls exit(0) when M == 1. The test
-// process ends with status 0 before reporting; the grader must count those tests as failed.
+// WRONG (early exit): correct, but the launcher calls exit(0) when M == 1. In the worker that
+// ends the process with status 0 before it replies; the judge must count those tests as
+// failed (a worker that dies is never a pass) and the others still pass. exit() itself is not
+// refused by the policy: it cannot forge anything from the worker (see correct_exit_on_error).
 #include "matmul.h"
 #include <cstdlib>
 

@@ -1,5 +1,8 @@
 // CHEATING/UNUSUAL: copies A and B to the host, multiplies on the CPU (all cores), copies C back;
-// synchronous and no kernel at all. Correct, but far too slow for any performance points.
+// synchronous and no kernel at all.
+// Defence: the policy's import rule (cudaMemcpyAsync, cudaDeviceSynchronize,
+// cudaStreamSynchronize, std::thread: no copies, synchronisation or threads in a launcher).
+// Behind it, the graph-capture test refuses copies inside the launcher.
 #include "matmul.h"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // UNUSUAL/WRONG: correct kernel, but launched on the legacy default stream instead of `stream`.
-// The results are right once the device is synchronized, but events recorded on the harness's
-// (non-blocking) stream do not see the kernel, so stream-event timings of it are meaningless.
+// The results are right once the device is synchronized, but events recorded on a non-blocking
+// stream do not see the kernel, and the graph-capture test finds no work on the stream.
 #include "matmul.h"
 
 __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,

@@ -1,6 +1,9 @@
-// CHEATING: remembers the first result per (M, N, K) in a device buffer and replays it on later
-// calls with the same shape, even when A and B changed. Caught only by a test or benchmark that
-// calls twice with the same shape and different data.
+// CHEATING: remembers the first result per (M, N, K) in a device buffer it allocates itself
+// and replays it on later calls with the same shape, even when A and B changed.
+// Defence: the policy's import rule (cudaMalloc, cudaFree, cudaMemcpyAsync,
+// cudaStreamSynchronize: no allocation, copy or synchronisation in a launcher). Behind it, the
+// repeat test (fresh inputs every call) and the per-call check of the benchmark. The same
+// replay without any import is replay_pointer_cache.
 #include "matmul.h"
 
 __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Without a GPU (CI): check the build verdicts of the submission corpus with the real grader.
+
+For every case of tests/submissions/<lab>/cases.toml, grade it with
+`python3 -m grader grade -q --no-performance`, the GPU hidden (CUDA_VISIBLE_DEVICES=""), and
+check the lab's status against the case's `build`:
+  rejected  status 'rejected' (the policy refused the compiled object), and every `feedback`
+            string in what the student reads (the lab message, the policy's violations);
+  fail      status 'build_failed', and every `feedback` string in the build log or message;
+  ok        it built and was not refused: status 'no_gpu' (or 'graded' where a GPU shows).
+Cases run one after another in one shared build directory, so only the student's file is
+recompiled between them. Prints a table; the last line is "N passed, N failed".
+
+  python3 scripts/corpus_policy_check.py [--labs LAB ...] [--cases NAME ...] [--build-dir DIR]
+Exit status 0 when every case got its build verdict, 1 otherwise, 2 on bad arguments."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gpu_check as gc  # noqa: E402  (the corpus loader and verdict rules are shared)
+
+FIRST_LIMIT_S = 1800   # the first grading builds the whole harness (slow on a 2-core runner)
+CASE_LIMIT_S = 600
+NOT_BUILT = ("build_failed", "rejected", "bad_files", "missing_files", "error")
+
+
+def check(case: gc.Case, graded: dict) -> dict:
+    row = {"case": case.id, "want": case.want("build"), "problems": [], "rules": [],
+           "seconds": graded["wall"]}
+    lab = gc.lab_result(graded["result"], case.lab)
+    if lab is None:
+        row["got"] = "?"
+        row["problems"].append(f"no result for the lab (exit {graded['rc']}): "
+                               f"{graded['output'][-400:].strip()}")
+        return row
+    status = lab.get("status")
+    row["got"] = status
+    row["rules"] = sorted({str(v.get("rule")) for v in
+                           (lab.get("policy") or {}).get("violations", []) or []})
+    want = row["want"]
+    if want == "rejected" and status != "rejected":
+        row["problems"].append(f"expected the policy to refuse it, got status '{status}'"
+                               + _why(lab))
+    elif want == "fail" and status != "build_failed":
+        row["problems"].append(f"expected a build failure, got status '{status}'" + _why(lab))
+    elif want == "ok" and status in NOT_BUILT:
+        row["problems"].append(f"expected it to build and pass the policy, got status '{status}'"
+                               + _why(lab))
+    if want in ("rejected", "fail") and not row["problems"]:
+        text = gc.student_text(lab).lower()
+        for part in case.spec.get("feedback", []):
+            if part.lower() not in text:
+                row["problems"].append(f"feedback lacks '{part}'")
+    return row
+
+
+def _why(lab: dict) -> str:
+    """A short reason from the lab's result, for a mismatch."""
+    parts = [lab.get("message") or ""]
+    build = lab.get("build") or {}
+    if build.get("log"):
+        parts.append(build["log"])
+    text = " | ".join(p.strip().replace("\n", " ") for p in parts if p and p.strip())
+    return f": {text[:300]}" if text else ""
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (default: all)")
+    ap.add_argument("--cases", nargs="+", metavar="NAME",
+                    help="only these cases ('case' or 'lab/case')")
+    ap.add_argument("--build-dir", type=Path, default=gc.REPO / "build" / "corpus-policy",
+                    help="the shared build directory (default: build/corpus-policy; keep it two "
+                         "levels below the repository: incbin_solution_asm counts on it)")
+    ap.add_argument("--out", type=Path, default=gc.REPO / "build" / "corpus-policy-results",
+                    help="staged submissions and results JSON (default: build/corpus-policy-results)")
+    args = ap.parse_args(argv)
+    labs = gc.resolve_labs(args.labs)
+    cases = gc.load_corpus(labs, args.cases)
+    if not cases:
+        print("no corpus cases selected")
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    args.build_dir.mkdir(parents=True, exist_ok=True)
+    hide_gpu = {"CUDA_VISIBLE_DEVICES": ""}
+    t0 = time.monotonic()
+    rows = []
+    warm = False  # until one case has built, the next grading may build the whole harness
+    for i, case in enumerate(cases):
+        root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
+        graded = gc.run_grader(["--no-performance", "--submission", str(root), case.lab],
+                               args.out / f"{case.lab}-{case.name}.json", args.build_dir,
+                               seed=None, limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S,
+                               env=hide_gpu)
+        row = check(case, graded)
+        warm |= row["got"] in ("no_gpu", "graded")
+        rows.append(row)
+        print(f"[{time.monotonic() - t0:5.0f} s] {'ok ' if not row['problems'] else 'BAD'} "
+              f"{i + 1:3d}/{len(cases)} {case.id} -> {row['got']} ({row['seconds']:.0f} s)",
+              flush=True)
+
+    print("\n=== corpus policy check: case, expected build, lab status, policy rules, seconds ===")
+    for r in rows:
+        print(f"{'OK ' if not r['problems'] else 'BAD'} {r['case']:<52} {r['want']:<8} "
+              f"{r['got']:<13} {','.join(r['rules']) or '-':<24} {r['seconds']:5.1f} s  "
+              f"{'; '.join(r['problems'])}")
+    failed = sum(bool(r["problems"]) for r in rows)
+    print(f"wall time {time.monotonic() - t0:.0f} s")
+    print(f"{len(rows) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
