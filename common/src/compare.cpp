@@ -253,7 +253,14 @@ void compare_flat(const Observed& got, const std::vector<double>* ref,
     if (!bad) continue;
     ++r.wrong;
     if (poison) ++r.never_written;
-    if (r.first.size() < max_listed) r.first.push_back(Mismatch{i, 0, i, g, want, b, poison});
+    if (r.first.size() < max_listed) {
+      Mismatch m{i, 0, i, g, want, b, poison};
+      if (iref != nullptr) {
+        m.got_int = got.ints[i];
+        m.ref_int = (*iref)[i];
+      }
+      r.first.push_back(m);
+    }
     mark(i, poison);
   }
 }
@@ -441,11 +448,11 @@ std::string CompareResult::report_nd(size_t total) const {
     if (m.never_written) {
       os << "never written";
     } else if (exact) {
-      os << static_cast<long long>(m.got);
+      os << m.got_int;
     } else {
       os << format_float(m.got);
     }
-    os << " / " << (exact ? std::to_string(static_cast<long long>(m.ref)) : format_float(m.ref));
+    os << " / " << (exact ? std::to_string(m.ref_int) : format_float(m.ref));
     if (!exact) os << ", |error| <= " << format_float(m.bound);
     os << "\n";
   }

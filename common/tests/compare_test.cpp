@@ -1,5 +1,6 @@
 // Host-only tests of the tolerance rule and the mismatch report (no GPU needed).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -124,6 +125,80 @@ TEST(Guards, DescribesWritesBeforeTheStart) {
   g.before = 1;
   g.nearest_before = 3;
   EXPECT_NE(describe_guards(g, "C", 4, 4).find("C[-3]"), std::string::npos);
+}
+
+// ---- generic comparisons: any element type, 1D and NCHW "where" maps
+
+std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+TEST(CompareVector, LocatesTheLostTailAndNamesGroups) {
+  const size_t n = 1000;
+  std::vector<float> got = random_floats(n, 3);
+  std::vector<double> ref(got.begin(), got.end());
+  for (size_t i = 990; i < n; ++i) got[i] = bits_as<float>(kPoisonBits);
+  VectorLayout layout{n, 256, [](size_t i) { return i < 512 ? std::string("short rows") : std::string("long rows"); }, "y"};
+  const CompareResult r = compare_vector(observe(bytes_of(got), DType::kF32), ref,
+                                         uniform_bounds(ref, 1e-6, 1e-6), layout);
+  EXPECT_EQ(r.wrong, 10u);
+  EXPECT_EQ(r.never_written, 10u);
+  const std::string report = r.report();
+  EXPECT_NE(report.find("y[990]: never written"), std::string::npos) << report;
+  EXPECT_NE(report.find("wrong 256-element segments: 3 (1 of 4)"), std::string::npos) << report;
+  EXPECT_NE(report.find("long rows: 10 of 488 wrong"), std::string::npos) << report;
+  EXPECT_NE(report.find("short rows: 0 of 512 wrong"), std::string::npos) << report;
+}
+
+TEST(CompareVector, IntegersAreExactEvenPastDoublePrecision) {
+  const int64_t big = (int64_t{1} << 60) + 1;  // not representable as a double
+  std::vector<uint8_t> bytes(16);
+  const int64_t got[2] = {big, big - 1};
+  std::memcpy(bytes.data(), got, 16);
+  const CompareResult r =
+      compare_vector_exact(observe(bytes, DType::kI64), {big, big}, VectorLayout{2, 1, {}, "sum"});
+  EXPECT_EQ(r.wrong, 1u);
+  EXPECT_NE(r.report().find("sum[1]: 1152921504606846976 / 1152921504606846977"), std::string::npos)
+      << r.report();
+}
+
+TEST(CompareVector, Int32PoisonIsNeverWritten) {
+  std::vector<uint8_t> bytes(8);
+  const uint32_t words[2] = {kPoisonBits, 5};
+  std::memcpy(bytes.data(), words, 8);
+  const CompareResult r = compare_vector_exact(observe(bytes, DType::kI32), {0, 5}, VectorLayout{2});
+  EXPECT_EQ(r.never_written, 1u);
+  EXPECT_EQ(r.wrong, 1u);
+}
+
+TEST(CompareNchw, SeparatesBordersChannelsAndStridePhases) {
+  const size_t N = 2, C = 3, H = 8, W = 10;
+  std::vector<float> got = random_floats(N * C * H * W, 9);
+  std::vector<double> ref(got.begin(), got.end());
+  // Image 1, channel 2: the top row and the left column wrong (a padding bug).
+  for (size_t x = 0; x < W; ++x) got[((1 * C + 2) * H + 0) * W + x] += 1.0f;
+  for (size_t y = 1; y < H; ++y) got[((1 * C + 2) * H + y) * W + 0] += 1.0f;
+  NchwLayout layout{N, C, H, W, 1, 2, "y"};
+  const CompareResult r = compare_nchw(observe(bytes_of(got), DType::kF32), ref,
+                                       uniform_bounds(ref, 1e-6, 1e-6), layout);
+  EXPECT_EQ(r.wrong, W + H - 1);
+  const std::string report = r.report();
+  EXPECT_NE(report.find("wrong images (n): 1 (1 of 2)"), std::string::npos) << report;
+  EXPECT_NE(report.find("wrong channels (c): 2 (1 of 3)"), std::string::npos) << report;
+  EXPECT_NE(report.find("17 wrong within 1 of an edge"), std::string::npos) << report;
+  EXPECT_NE(report.find(" 0 in the interior"), std::string::npos) << report;
+  // Top row: x even -> (0,0) 5, x odd -> (0,1) 5; left column y = 1..7: (1,0) 4, (0,0) 3.
+  EXPECT_NE(report.find("(0,0) 8 (0,1) 5 (1,0) 4 (1,1) 0"), std::string::npos) << report;
+  EXPECT_NE(report.find("y[1][2][0][0]"), std::string::npos) << report;
+  EXPECT_NE(report.find("map of image 1, channel 2"), std::string::npos) << report;
+}
+
+TEST(CompareNchw, RejectsAWrongSize) {
+  EXPECT_THROW(compare_nchw(observe(std::vector<uint8_t>(8), DType::kF32), {0, 0}, {0, 0},
+                            NchwLayout{1, 1, 2, 2}),
+               std::invalid_argument);
 }
 
 }  // namespace

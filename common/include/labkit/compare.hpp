@@ -27,6 +27,7 @@ struct Mismatch {
   double ref = 0.0;
   double bound = 0.0;
   bool never_written = false;
+  int64_t got_int = 0, ref_int = 0;  // exact comparisons: the integers themselves
 };
 
 struct CompareResult {
