@@ -1302,12 +1302,61 @@ def _toolkit_roots(entry: dict) -> list:
     return sorted({_real(d) for d in dirs if os.path.isdir(d)})
 
 
-def _system_roots() -> list:
+def _host_compiler(entry: dict) -> str:
+    """The C++ compiler behind the compile command: nvcc's -ccbin, else the g++ nvcc would
+    find on PATH; for a C++ command, the compiler itself."""
+    args = entry["args"]
+    if not _is_nvcc(entry):
+        return args[0]
+    for i, a in enumerate(args):
+        for flag in ("-ccbin", "--compiler-bindir"):
+            if a == flag and i + 1 < len(args):
+                return args[i + 1]
+            if a.startswith(flag + "="):
+                return a.split("=", 1)[1]
+    return "g++"
+
+
+_COMPILER_DIRS: dict = {}
+
+
+def _compiler_include_dirs(compiler: str) -> list:
+    """The compiler's own system include directories (`-E -v`: "#include <...> search starts
+    here:"), e.g. /opt/gcc/include/c++/13 for a GCC installed outside /usr. /usr/local/include
+    is left out, as in SYSTEM_INCLUDE_DIRS."""
+    if compiler in _COMPILER_DIRS:
+        return _COMPILER_DIRS[compiler]
+    if os.path.isdir(compiler):  # -ccbin may name a folder
+        compiler = os.path.join(compiler, "g++")
+    found = []
+    try:
+        proc = runner.run([compiler, "-E", "-x", "c++", "-v", "/dev/null"], COMPILER_TIMEOUT_S,
+                          cap=TOOL_OUTPUT_CAP)
+        listing, inside = proc.output.splitlines(), False
+        for line in listing:
+            if line.startswith("#include <...> search starts here"):
+                inside = True
+            elif line.startswith("End of search list"):
+                inside = False
+            elif inside and line.startswith(" "):
+                d = _real(line.strip())
+                if os.path.isdir(d) and not _under(d, "/usr/local/include"):
+                    found.append(d)
+    except OSError:
+        found = []
+    _COMPILER_DIRS[compiler] = found
+    return found
+
+
+def _system_roots(entry: dict | None = None) -> list:
     dirs = []
     for pattern in SYSTEM_INCLUDE_DIRS:
         dirs += [str(p) for p in Path("/").glob(pattern.lstrip("/"))] if "*" in pattern \
             else [pattern]
-    return sorted({_real(d) for d in dirs if os.path.isdir(d)})
+    roots = {_real(d) for d in dirs if os.path.isdir(d)}
+    if entry is not None:
+        roots.update(_compiler_include_dirs(_host_compiler(entry)))
+    return sorted(roots)
 
 
 def _under(path: str, root: str) -> bool:
@@ -1329,7 +1378,7 @@ def _check_includes(source: Path, entry: dict, allowed_headers: set, rules: Poli
         return [Violation("include", source.name,
                           f"the compiler could not list the files your source includes "
                           f"({_short(why, 300)}): fix that first")]
-    roots = _system_roots() + _toolkit_roots(entry)
+    roots = _system_roots(entry) + _toolkit_roots(entry)
     own = _real(os.path.join(entry["directory"], entry["file"]))
     patterns = DEFAULT_FORBID_INCLUDES + tuple(rules.forbid_includes)
     out, reported = [], set()

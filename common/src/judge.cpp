@@ -93,9 +93,11 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   return out;
 }
 
-// fork + exec of `exe_fd` with fds[i] placed at descriptor i (fds[i] < 0: /dev/null), in a new
-// process group, as nobody when `drop` (we are root), dying with the judge. Returns the pid.
-// Between fork and exec only async-signal-safe calls are made.
+// fork + exec of `exe_fd` (or, when it is -1, of the path argv[0]: compute-sanitizer is a shell
+// script, which fexecve of a close-on-exec descriptor cannot run) with fds[i] placed at
+// descriptor i (fds[i] < 0: /dev/null), in a new process group, as nobody when `drop` (we are
+// root), dying with the judge. Returns the pid. Between fork and exec only async-signal-safe
+// calls are made.
 pid_t spawn(int exe_fd, std::vector<std::string> argv_s, std::vector<std::string> env_s,
             const std::vector<int>& fds, bool drop, const std::string& cwd) {
   std::vector<char*> argv = c_strings(argv_s);
@@ -117,7 +119,7 @@ pid_t spawn(int exe_fd, std::vector<std::string> argv_s, std::vector<std::string
   // Move every source descriptor above the target range first, so the dup2s cannot clobber
   // one another; then place them.
   const int base = 64;
-  const int exe = ::fcntl(exe_fd, F_DUPFD_CLOEXEC, base + 16);
+  const int exe = exe_fd >= 0 ? ::fcntl(exe_fd, F_DUPFD_CLOEXEC, base + 16) : -1;
   int moved[16];
   const int n = static_cast<int>(fds.size());
   for (int i = 0; i < n && i < 16; ++i) {
@@ -148,7 +150,11 @@ pid_t spawn(int exe_fd, std::vector<std::string> argv_s, std::vector<std::string
   }
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // after setuid, which clears it
   if (::getppid() != parent) ::_exit(122);
-  ::fexecve(exe, argv.data(), envp.data());
+  if (exe >= 0) {
+    ::fexecve(exe, argv.data(), envp.data());
+  } else {
+    ::execve(argv[0], argv.data(), envp.data());
+  }
   ::_exit(123);
 }
 
@@ -659,18 +665,12 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   }
   ::chmod((dir / "request").c_str(), 0644);
   const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
-  const int exe = ::open(sanitizer.c_str(), O_RDONLY | O_CLOEXEC);
-  if (log < 0 || exe < 0) {
-    if (log >= 0) ::close(log);
-    if (exe >= 0) ::close(exe);
-    return "";
-  }
+  if (log < 0) return "";
   std::vector<std::string> argv = {sanitizer, "--tool", tool, "--print-limit", "10",
                                    "--error-exitcode", "86", "--show-backtrace", "device"};
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
   std::vector<std::string> env = worker_environment(dir.string());
-  const pid_t pid = spawn(exe, argv, env, {-1, log, log}, impl_->drop, dir.string());
-  ::close(exe);
+  const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, dir.string());
   std::string out;
   if (pid > 0) {
     const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
