@@ -113,6 +113,7 @@ DEFAULT_ALLOW_IMPORTS = (
     "__printf_chk", "__fprintf_chk", "__vprintf_chk", "__vfprintf_chk", "__snprintf_chk",
     "__sprintf_chk", "__vsnprintf_chk", "__vsprintf_chk", "stdout", "stderr",
     "std::cout", "std::cerr", "std::clog", "std::ios_base::Init::*", "std::ios_base::*",
+    "std::ios_base_library_init()",  # GCC 13+: <iostream> asks the library to set up cout
     "std::basic_ios<*", "std::ostream::*", "*std::ostream::_M_insert<*",
     "std::basic_ostream<char, std::char_traits<char> >::*",
     "*std::basic_ostream<char, std::char_traits<char> >::_M_insert<*",

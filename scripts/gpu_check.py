@@ -334,11 +334,14 @@ def main(argv=None) -> int:
     jobs = max(2, (os.cpu_count() or 2) // slots_total)
     has = {flag: grader_supports(flag) for flag in ("--test-timeout", "--no-sanitize", "--jobs")}
 
-    def case_flags(timeout_s: float) -> list:
+    def case_flags(timeout_s: float, case: "Case | None" = None) -> list:
         flags = []
         if has["--test-timeout"]:
             flags += ["--test-timeout", f"{timeout_s:g}"]
-        if args.no_sanitize and has["--no-sanitize"]:
+        # compute-sanitizer re-runs cost seconds each: only the cases that assert what the
+        # sanitizer found (`sanitize = true`) get them, unless --no-sanitize turns them off too.
+        wants_sanitizer = case is not None and case.spec.get("sanitize", False)
+        if has["--no-sanitize"] and (args.no_sanitize or not wants_sanitizer):
             flags.append("--no-sanitize")
         if has["--jobs"]:
             flags += ["--jobs", str(jobs)]
@@ -403,7 +406,7 @@ def main(argv=None) -> int:
     def grade_case(case: Case, timeout_s: float, build_dir: Path, tag: str = "case",
                    seed: int | None = SEED) -> dict:
         root = stage_case(case, args.out / "submissions" / f"{tag}-{case.lab}-{case.name}")
-        return run_grader(["--submission", str(root), *case_flags(timeout_s), case.lab],
+        return run_grader(["--submission", str(root), *case_flags(timeout_s, case), case.lab],
                           args.out / f"{tag}-{case.lab}-{case.name}.json", build_dir, seed)
 
     def run_case(case: Case, timeout_s: float) -> dict:

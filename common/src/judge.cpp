@@ -689,7 +689,8 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
       const bool exited = WIFEXITED(status);
       if (clean != nullptr) {
         *clean = exited && WEXITSTATUS(status) != 86 &&
-                 text.find("ERROR SUMMARY: 0 errors") != std::string::npos;
+                 (text.find("ERROR SUMMARY: 0 errors") != std::string::npos ||
+                  text.find("RACECHECK SUMMARY: 0 hazards") != std::string::npos);
       }
       if (out.empty() && exited && WEXITSTATUS(status) == 86) out = "  errors reported\n";
       if (out.empty() && !(exited && WEXITSTATUS(status) == 0)) {

@@ -87,10 +87,10 @@ struct Spec {
   std::string baseline_name = "baseline";
   std::function<std::unique_ptr<Baseline>()> baseline;
   int warmup = 2;            // calls checked but not recorded
-  int min_samples = 8;
-  int max_samples = 20;
+  int min_samples = 7;
+  int max_samples = 15;
   double target_interval = 0.02;  // stop when (ratio_hi - ratio_lo) / ratio <= this
-  double budget_s = 20;           // stop sampling after this long (min_samples permitting)
+  double budget_s = 6;            // stop sampling after this long (min_samples permitting)
 };
 
 // main() of a lab's benchmark program: the labkit flags, --smoke, Google Benchmark's flags;
