@@ -44,7 +44,8 @@ EPS = 1e-6
 
 BUILD_VERDICTS = ("ok", "fail", "rejected")
 LEVELS = ("full", "partial", "zero")
-CASE_KEYS = {"build", "correctness", "performance", "fails", "feedback", "why", "alone", "repeat"}
+CASE_KEYS = {"build", "correctness", "performance", "fails", "feedback", "why", "alone", "repeat",
+             "sanitize"}
 
 
 # ---------------------------------------------------------------------------- labs and corpus
