@@ -96,7 +96,7 @@ function(add_cuda_lab)
       # property given here into separate properties.
       gtest_discover_tests(${lab}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60
                            EXTRA_ARGS --labkit-worker=${worker_path}
-                           PROPERTIES TIMEOUT 300 RESOURCE_LOCK gpu LABELS ${kind})
+                           PROPERTIES TIMEOUT 300 LABELS ${kind})
       # A short benchmark run: checks every timed output against the baseline; skips without GPU.
       add_test(NAME ${prefix}:benchmark_smoke
                COMMAND ${lab}_bench --smoke --labkit-worker=${worker_path})

@@ -83,7 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--jobs", "-j", type=jobs_arg, default=None, help="parallel build jobs")
     g.add_argument("--no-performance", action="store_true", help="skip the benchmarks")
     g.add_argument("--no-sanitize", action="store_true",
-                   help="do not re-run failing calls under compute-sanitizer")
+                   help="do not re-run failing calls under compute-sanitizer memcheck (a lab's "
+                        "graded race checks still run)")
     g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")

@@ -196,7 +196,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
         return
 
-    sanitizer = judge.find_sanitizer() if sanitize else None
+    # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
+    sanitizer = judge.find_sanitizer()
     for cfg, lab, lab_paths in built:
         if test_timeout_s is not None:
             cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
@@ -330,10 +331,10 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     if any(selected.values()):
         union = gtest.positive_union([g.filter for g in cfg.groups])
         count = sum(gtest.matches_filter(n, union) for n in names)
-        if sanitize and sanitizer is None:
+        if sanitizer is None:
             lab.warnings.append("compute-sanitizer was not found (PATH, $CUDA_HOME/bin, "
                                 "/usr/local/cuda/bin): failing calls were not re-run under "
-                                "memcheck")
+                                "memcheck, and race checks (if the lab has them) were skipped")
         progress(f"{cfg.name}: running {count} tests")
         try:
             hashes.verify(test.target, worker.target)
@@ -344,7 +345,7 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             with gpulock.gpu_lock(shared=True):
                 run = gtest.run_judge(test.path, union, count, worker=worker.path,
                                       seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
-                                      sanitizer=sanitizer)
+                                      sanitizer=sanitizer, memcheck=sanitize)
         except RuntimeError as e:
             _lab_error(cfg, lab, str(e))
             return

@@ -82,17 +82,21 @@ class JudgeRun:
 
 
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
-                  sanitizer: str | None, fd: int) -> list:
+                  sanitizer: str | None, fd: int, memcheck: bool = True) -> list:
+    """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
+    and memcheck re-runs of failing calls; `memcheck` False turns off only the latter."""
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
            f"--labkit-results-fd={fd}", "--labkit-seed-stdin", f"--labkit-worker={worker}",
            f"--labkit-call-timeout={call_timeout_s:g}"]
     if sanitizer:
         cmd.append(f"--labkit-sanitizer={sanitizer}")
+        if not memcheck:
+            cmd.append("--labkit-memcheck=0")
     return cmd
 
 
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
-              call_timeout_s: float, sanitizer: str | None = None,
+              call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
               env: dict | None = None) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process.
 
@@ -104,7 +108,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
-                                         fd),
+                                         fd, memcheck),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env())
         except OSError as e:

@@ -29,7 +29,9 @@ std::string indent(const std::string& text, const std::string& prefix = "  ") {
 
 // Re-runs the failing call under memcheck (budgeted) and returns what it found.
 std::string memcheck_findings(const CheckSpec& spec) {
-  if (worker_options().sanitizer.empty() || g_sanitizer_budget <= 0) return "";
+  if (worker_options().sanitizer.empty() || !worker_options().memcheck || g_sanitizer_budget <= 0) {
+    return "";
+  }
   --g_sanitizer_budget;
   const std::string found = shared_worker().sanitize(spec.call, "memcheck");
   if (found.empty()) return "";

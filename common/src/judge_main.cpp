@@ -96,6 +96,9 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       options.call_timeout_s = s;
     } else if (take(argv[i], "--labkit-sanitizer", &v)) {
       options.sanitizer = v;
+    } else if (take(argv[i], "--labkit-memcheck", &v)) {
+      if (v != "0" && v != "1") throw std::invalid_argument("--labkit-memcheck: 0 or 1, not '" + v + "'");
+      options.memcheck = v == "1";
     } else if (std::strcmp(argv[i], "--smoke") == 0) {
       args.smoke = true;
     } else if (std::strncmp(argv[i], "--labkit-", 9) == 0) {

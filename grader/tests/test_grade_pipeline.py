@@ -118,14 +118,14 @@ class TempDirTest(unittest.TestCase):
 
 class GradeLabTest(TempDirTest):
     def grade_lab(self, tests, bench_entries, config=None, seed=1234, run_performance=True,
-                  sanitizer=None):
+                  sanitizer=None, sanitize=True):
         self.build = FakeBuildDir(self.tmp / "build", tests, bench_entries)
         config = config or cfg()
         lab = LabResult(lab=config.name, title=config.title, max_points=config.max_points,
                         seed=seed)
         self.progress = []
         grade.grade_lab(config, lab, self.build.paths(), self.build.hashes(), run_performance,
-                        self.progress.append, sanitizer=sanitizer)
+                        self.progress.append, sanitizer=sanitizer, sanitize=sanitize)
         return lab
 
     def test_all_pass_measures_performance_in_bands(self):
@@ -296,8 +296,18 @@ class GradeLabTest(TempDirTest):
         run = [r for r in self.build.runs() if any(a.startswith("--gtest_filter=")
                                                    for a in r["argv"])][0]
         self.assertIn("--labkit-sanitizer=/cuda/bin/compute-sanitizer", run["argv"])
+        self.assertNotIn("--labkit-memcheck=0", run["argv"])
         lab = self.grade_lab(tests_all_pass(), benches(), sanitizer=None)
         self.assertIn("compute-sanitizer was not found", lab.warnings[0])
+
+    def test_no_sanitize_keeps_the_race_checks(self):
+        # --no-sanitize: no memcheck re-runs, but a lab's graded race checks still get the tool.
+        self.grade_lab(tests_all_pass(), benches(), sanitizer="/cuda/bin/compute-sanitizer",
+                       sanitize=False)
+        run = [r for r in self.build.runs() if any(a.startswith("--gtest_filter=")
+                                                   for a in r["argv"])][0]
+        self.assertIn("--labkit-sanitizer=/cuda/bin/compute-sanitizer", run["argv"])
+        self.assertIn("--labkit-memcheck=0", run["argv"])
 
     def test_wrong_seed_fails_the_seeded_test(self):
         lab = self.grade_lab(tests_all_pass(), benches(), seed=99)

@@ -15,7 +15,8 @@ namespace labkit {
 struct WorkerOptions {
   std::string path;            // the worker binary
   double call_timeout_s = 60;  // one request; a hang is killed after this
-  std::string sanitizer;       // compute-sanitizer, for re-runs of failing calls ("" = none)
+  std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)
+  bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
 };
 
 // Set by the judge's main from its command line (--labkit-worker, --labkit-call-timeout,

@@ -1,0 +1,33 @@
+// The reduce op family, judge side (lab 05): out[0] = sum of in[0..n), float or int.
+// Inputs have a non-zero mean (a kernel that writes 0 is wrong); the workspace is filled with
+// garbage before every call (a kernel that relies on its contents is wrong). Int sums must be
+// exact; float sums are within 4 * sqrt(n) * 2^-24 * sum|x| of the double reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "labkit/check.hpp"
+
+namespace labkit::ops::reduce {
+
+enum class DType { kF32 = 0, kI32 = 1 };
+const char* dtype_name(DType d);  // "f32", "i32"
+
+inline constexpr double kReduceBoundC = 4.0;
+
+struct Case {
+  size_t n = 1;
+  DType dtype = DType::kF32;
+  uint64_t seed = 1;
+  size_t workspace = 1024;  // elements (the lab's reduce_workspace_size(n))
+  int calls = 1;            // > 1: same buffers, fresh inputs and fresh garbage each call
+  bool capture = false;     // record the launcher under stream capture
+};
+
+CheckSpec spec(const std::string& variant, const Case& c);
+::testing::AssertionResult check(const std::string& variant, const Case& c);
+
+}  // namespace labkit::ops::reduce

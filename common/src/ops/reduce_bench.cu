@@ -1,0 +1,78 @@
+#include "labkit/ops/reduce_bench.hpp"
+
+#include <cub/device/device_reduce.cuh>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
+#include "labkit/ops/reduce.hpp"
+
+namespace labkit::ops::reduce {
+namespace {
+
+constexpr float kLo = 0.5f, kHi = 1.5f;  // positive: sum |x| is the sum itself
+
+class CubSum : public bench::Baseline {
+ public:
+  explicit CubSum(size_t n) : n_(n), in_(n), out_(1) {
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes_, in_.get(), out_.get(), n_));
+    temp_ = DeviceBuffer<char>(std::max<size_t>(temp_bytes_, 1));
+  }
+
+  void prepare(uint64_t seed, cudaStream_t s) override {
+    fill_uniform_f32(in_.get(), n_, protocol::buffer_seed(seed, 0), kLo, kHi, s);
+  }
+
+  void run(cudaStream_t s) override {
+    CUDA_CHECK(cub::DeviceReduce::Sum(temp_.get(), temp_bytes_, in_.get(), out_.get(), n_, s));
+  }
+
+  std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const double base = out_.download()[0];
+    if (outputs.size() < 2 || outputs[1].size() != sizeof(float)) return "out has the wrong size";
+    // Both sums carry float rounding: twice the test bound, around CUB's sum.
+    const double bound = 2 * kReduceBoundC * std::sqrt(static_cast<double>(n_)) *
+                         std::ldexp(1.0, -24) * std::fabs(base);
+    const CompareResult r = compare_vector(observe(outputs[1], labkit::DType::kF32), {base},
+                                           {bound}, VectorLayout{1, 1, {}, "out"});
+    return r.ok() ? "" : r.report();
+  }
+
+ private:
+  size_t n_;
+  DeviceBuffer<float> in_, out_;
+  size_t temp_bytes_ = 0;
+  DeviceBuffer<char> temp_;
+};
+
+}  // namespace
+
+bench::Spec benchmark(const std::string& variant, size_t n, size_t workspace) {
+  bench::Spec s;
+  s.name = "reduce/" + variant + "/" + std::to_string(n);
+  s.call.variant = variant;
+  s.call.params = {static_cast<int64_t>(n), static_cast<int64_t>(DType::kF32)};
+  // Garbage in the workspace, once: the launcher may not rely on its contents anyway.
+  std::vector<float> garbage(workspace);
+  for (size_t i = 0; i < workspace; ++i) garbage[i] = 100.0f + static_cast<float>(i % 997);
+  Bytes garbage_bytes(workspace * sizeof(float));
+  std::memcpy(garbage_bytes.data(), garbage.data(), garbage_bytes.size());
+  s.call.buffers = {
+      {"in", protocol::Role::kInput, 4, n, {n}, protocol::Source::kUniformF32, kLo, kHi},
+      {"out", protocol::Role::kOutput, 4, 1, {1}},
+      {"workspace", protocol::Role::kInOut, 4, workspace, {workspace}}};
+  s.call.inputs = {{{}, {}, std::move(garbage_bytes)}};
+  s.flop = static_cast<double>(n);
+  s.bytes = 4.0 * static_cast<double>(n);
+  s.baseline_name = "CUB DeviceReduce::Sum";
+  s.baseline = [n] { return std::make_unique<CubSum>(n); };
+  return s;
+}
+
+}  // namespace labkit::ops::reduce
