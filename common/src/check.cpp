@@ -143,6 +143,13 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
     return ::testing::AssertionFailure()
            << spec.what << ": no compute-sanitizer, so the race check could not run";
   }
+  // The sum must be right first: racecheck does not look at results, and a launcher that
+  // computes nothing has no races.
+  const ::testing::AssertionResult values = check(spec);
+  if (!values) {
+    return ::testing::AssertionFailure()
+           << "before the race check, the result must be right:\n" << values.message();
+  }
   bool clean = false;
   const std::string found = shared_worker().sanitize(spec.call, "racecheck", &clean);
   if (clean) return ::testing::AssertionSuccess();

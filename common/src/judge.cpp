@@ -688,7 +688,9 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
       out = summarize_sanitizer(text);
       const bool exited = WIFEXITED(status);
       if (clean != nullptr) {
-        *clean = exited && WEXITSTATUS(status) != 86 &&
+        // Clean: the call itself completed (the replay exits 0 only then) and the tool found
+        // nothing. A crash under the tool is not a clean run.
+        *clean = exited && WEXITSTATUS(status) == 0 &&
                  (text.find("ERROR SUMMARY: 0 errors") != std::string::npos ||
                   text.find("RACECHECK SUMMARY: 0 hazards") != std::string::npos);
       }

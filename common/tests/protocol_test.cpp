@@ -128,8 +128,13 @@ TEST(SanitizerGpu, RacecheckFindsAMissingBarrier) {
   if (!sanitizer_available()) GTEST_SKIP() << "no --labkit-sanitizer given: nothing to test";
   const ::testing::AssertionResult racy = check_races(mm::spec("shared_racy", {2, 256, 256, 1, 1}));
   EXPECT_FALSE(racy);
-  EXPECT_TRUE(contains(racy.message(), "racecheck")) << racy.message();
+  EXPECT_TRUE(contains(racy.message(), "racecheck found")) << racy.message();
   EXPECT_TRUE(check_races(mm::spec("shared_ok", {2, 256, 256, 1, 1})));
+  // A wrong result fails the race check before racecheck runs (a kernel that computes nothing
+  // has no races, and must not earn them).
+  const ::testing::AssertionResult wrong = check_races(mm::spec("never_launches", {2, 256, 256, 1, 1}));
+  EXPECT_FALSE(wrong);
+  EXPECT_TRUE(contains(wrong.message(), "the result must be right")) << wrong.message();
 }
 
 }  // namespace

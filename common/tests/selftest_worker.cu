@@ -27,18 +27,21 @@ __global__ void matmul_kernel(const float* A, const float* B, float* C, int M, i
   C[size_t(row) * N + col] = acc;
 }
 
-// Sums a row of A through shared memory; `racy` leaves out the barrier between the writes and
-// the reads of the tile (racecheck must see it), then writes that sum times B's column sum 0.
+// A correct product (one thread per element of C, 256 columns per block) that also passes a
+// value through shared memory to its neighbour; `racy` leaves out the barrier between the
+// write and the read (racecheck must see it), the result stays right either way.
 __global__ void shared_kernel(const float* A, const float* B, float* C, int M, int N, int K,
                               bool racy) {
   __shared__ float tile[256];
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y;
-  tile[threadIdx.x] = threadIdx.x < K ? A[size_t(row) * K + threadIdx.x] : 0.0f;
+  tile[threadIdx.x] = static_cast<float>(threadIdx.x);
   if (!racy) __syncthreads();
-  float sum = 0.0f;
-  for (int i = 0; i < 256; ++i) sum += tile[(threadIdx.x + i) % 256];
-  if (col < N && row < M) C[size_t(row) * N + col] = sum + 0.0f * B[0];
+  const float neighbour = tile[(threadIdx.x + 1) % 256];
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[size_t(row) * K + k] * B[size_t(k) * N + col];
+  C[size_t(row) * N + col] = acc + (neighbour < 0.0f ? 1.0f : 0.0f);  // never true
 }
 
 void launch(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s,

@@ -38,8 +38,10 @@ struct CheckSpec {
 
 ::testing::AssertionResult check(const CheckSpec& spec);
 
-// A graded race check: runs `spec`'s call once under compute-sanitizer racecheck (slow: keep
-// it small). Fails with the hazards found; skips (visibly) when the judge has no sanitizer.
+// A graded race check: checks `spec` like check() (a wrong or crashing call fails here too),
+// then runs its call once more under compute-sanitizer racecheck (slow: keep it small). Fails
+// with the hazards found (errors and warnings alike), or when the run under racecheck did not
+// complete. Tests call it only when sanitizer_available(), and skip visibly otherwise.
 ::testing::AssertionResult check_races(const CheckSpec& spec);
 bool sanitizer_available();
 

@@ -1,5 +1,6 @@
 // The reduce op family, judge side (lab 05): out[0] = sum of in[0..n), float or int.
-// Inputs have a non-zero mean (a kernel that writes 0 is wrong); the workspace is filled with
+// Inputs are positive (floats in [0.5, 1.5), ints in [1, 4]: a kernel that writes 0 is wrong
+// at every n, and int sums of 2^28 + 1 elements fit in an int); the workspace is filled with
 // garbage before every call (a kernel that relies on its contents is wrong). Int sums must be
 // exact; float sums are within 4 * sqrt(n) * 2^-24 * sum|x| of the double reference.
 #pragma once
