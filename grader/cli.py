@@ -1,4 +1,4 @@
-"""Command line: python3 -m grader grade [LAB ...] [options]."""
+"""Command line: python3 -m grader grade [LAB ...] [options] | report RESULTS.json... | list."""
 
 from __future__ import annotations
 
@@ -89,31 +89,141 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
+    _report_flags(g, ("gradescope", "junit", "markdown"), stdout=False)
+    r = sub.add_parser("report", help="render reports from results files",
+                       description="Renders results files written by `grade` as Gradescope's "
+                                   "results.json, JUnit XML, a Markdown summary or a CSV "
+                                   "gradebook (docs/reports.md). Without an output option, "
+                                   "prints the console report of each file.")
+    r.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
+                   help="results files written by `python3 -m grader grade -o`")
+    _report_flags(r, ("gradescope", "junit", "markdown", "csv"), stdout=True)
+    r.add_argument("--name-from", choices=("submission", "folder", "file"), default="submission",
+                   help="name of a submission in the CSV and the Markdown: the submission path "
+                        "recorded in its results (default), the name of the folder holding the "
+                        "results file, or the results file's name less .json")
     sub.add_parser("list", help="list the labs")
     return p
 
 
-def check_output_path(path: Path) -> Path:
-    """-o must name a file we may create or replace: its folder exists and is writable, and it
-    is not a directory, a link (writing through it would land elsewhere) or a special file."""
+_REPORT_HELP = {
+    "gradescope": "Gradescope's results.json (one submission; written even when the grading "
+                  "fails)",
+    "junit": "JUnit XML, a testsuite per lab and group (one submission)",
+    "markdown": "a Markdown summary, e.g. $GITHUB_STEP_SUMMARY",
+    "csv": "a CSV gradebook, one row per results file",
+}
+
+
+def _report_flags(parser, formats, stdout: bool) -> None:
+    for fmt in formats:
+        parser.add_argument(f"--{fmt}", type=Path, metavar="FILE",
+                            help=_REPORT_HELP[fmt] + (" ('-': standard output)" if stdout else ""))
+
+
+def check_output_path(path: Path, flag: str = "--output",
+                      example: str = "grade-results.json") -> Path:
+    """-o (or `flag`) must name a file we may create or replace: its folder exists and is
+    writable, and it is not a directory, a link (writing through it would land elsewhere) or a
+    special file."""
     path = Path(os.path.abspath(path))
     parent = path.parent
     if not parent.is_dir():
-        raise GraderError(f"--output: the folder {parent} does not exist")
+        raise GraderError(f"{flag}: the folder {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
-        raise GraderError(f"--output: the folder {parent} is not writable")
+        raise GraderError(f"{flag}: the folder {parent} is not writable")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return path
     if stat.S_ISLNK(st.st_mode):
-        raise GraderError(f"--output: {path} is a symbolic link; name a plain file")
+        raise GraderError(f"{flag}: {path} is a symbolic link; name a plain file")
     if stat.S_ISDIR(st.st_mode):
-        raise GraderError(f"--output: {path} is a directory; name a file, e.g. "
-                          f"{path / 'grade-results.json'}")
+        raise GraderError(f"{flag}: {path} is a directory; name a file, e.g. {path / example}")
     if not stat.S_ISREG(st.st_mode):
-        raise GraderError(f"--output: {path} exists and is not a regular file")
+        raise GraderError(f"{flag}: {path} exists and is not a regular file")
     return path
+
+
+_EXAMPLES = {"gradescope": "results.json", "junit": "junit.xml", "markdown": "summary.md",
+             "csv": "gradebook.csv"}
+
+
+def report_targets(args, formats, taken: dict, stdout: bool = False) -> dict:
+    """{format: checked path, or '-' for standard output} of the report options given. Two
+    outputs may not name one file, nor an output a file in `taken`, {path: what it is} (the
+    results JSON; the results files that `report` reads)."""
+    targets, seen = {}, {os.path.abspath(p): what for p, what in taken.items()}
+    for fmt in formats:
+        path = getattr(args, fmt, None)
+        if path is None:
+            continue
+        if str(path) == "-":
+            if not stdout:
+                raise GraderError(f"--{fmt}: name a file (standard output is the console "
+                                  f"report's; `python3 -m grader report` can write to it)")
+            if "-" in targets.values():
+                raise GraderError("only one report can go to standard output ('-')")
+            targets[fmt] = "-"
+            continue
+        checked = check_output_path(path, f"--{fmt}", _EXAMPLES[fmt])
+        if str(checked) in seen:
+            raise GraderError(f"--{fmt}: {checked} is also {seen[str(checked)]}; name another "
+                              f"file")
+        seen[str(checked)] = f"--{fmt}"
+        targets[fmt] = checked
+    return targets
+
+
+def write_reports(named: list, targets: dict, written: list) -> list:
+    """Writes every report of `targets`, Gradescope's first, appending each format written to
+    `written`; returns the errors, one line each, after trying them all (one that fails does
+    not stop the others)."""
+    from grader import reports
+    errors = []
+    for fmt in sorted(targets, key=lambda f: f != "gradescope"):
+        try:
+            text = reports.render(fmt, named)
+        except Exception as e:   # a bug in a renderer: the other reports are still written
+            errors.append(f"--{fmt}: the report could not be rendered: {type(e).__name__}: {e}")
+            continue
+        try:
+            if targets[fmt] == "-":
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            else:
+                write_output(targets[fmt], text)
+        except GraderError as e:
+            errors.append(f"--{fmt}: {e.message}")
+        except OSError as e:
+            errors.append(f"--{fmt}: cannot write to standard output: {e.strerror}")
+        else:
+            written.append(fmt)
+    return errors
+
+
+def with_gradescope_fallback(command, args) -> int:
+    """Runs command(args, written); should it fail before writing --gradescope, Gradescope
+    still gets a valid results.json (score 0, the error as its message). Best effort: the
+    command's own error is what is reported."""
+    written = []
+    try:
+        return command(args, written)
+    except Exception as e:
+        path = getattr(args, "gradescope", None)
+        if path is not None and "gradescope" not in written:
+            from grader import reports
+            message = (e.message if isinstance(e, GraderError)
+                       else f"internal error of the grader: {type(e).__name__}: {e}")
+            text = reports.gradescope_json(None, message)
+            try:
+                if str(path) == "-":
+                    sys.stdout.write(text)
+                else:
+                    write_output(check_output_path(path, "--gradescope"), text)
+            except (GraderError, OSError):
+                pass
+        raise
 
 
 def write_output(path: Path, text: str) -> None:
@@ -150,6 +260,11 @@ def read_secret(path: Path | None) -> bytes:
 
 
 def cmd_grade(args) -> int:
+    """Grades; whatever goes wrong, --gradescope gets a valid results.json."""
+    return with_gradescope_fallback(_grade, args)
+
+
+def _grade(args, written: list) -> int:
     from grader import grade, report  # imported late: `list` and --help stay light
 
     if args.solutions:
@@ -165,6 +280,8 @@ def cmd_grade(args) -> int:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
     configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
     output = check_output_path(args.output)
+    targets = report_targets(args, ("gradescope", "junit", "markdown"),
+                             taken={output: "the results JSON (--output)"})
     secret = read_secret(args.secret_file)
     build_dir = args.build_dir.resolve()
     if build_dir.exists() and not build_dir.is_dir():
@@ -180,22 +297,64 @@ def cmd_grade(args) -> int:
         elif not args.quiet:
             print(f"... {msg}", file=sys.stderr, flush=True)
 
+    def save(result) -> list:
+        """The JSON, then the reports, each tried whatever became of the others."""
+        errors = []
+        try:
+            write_output(output, result.to_json() + "\n")
+        except GraderError as e:
+            errors.append(e.message)
+        return errors + write_reports([(result.submission, result)], targets, written)
+
     try:
         result = grade.grade(REPO, submission, configs, build_dir, seed=args.seed, secret=secret,
                              jobs=args.jobs, run_performance=not args.no_performance,
                              progress=progress, test_timeout_s=args.test_timeout,
                              sanitize=not args.no_sanitize)
     except grade.GradeCrashed as e:
-        write_output(output, e.result.to_json() + "\n")   # what was recorded, for the log
+        for message in save(e.result):   # what was recorded, for the log
+            print(f"grader: error: {message}", file=sys.stderr)
         raise e.__cause__ from None
     finally:
         if not args.quiet and sys.stderr.isatty():
             print("\r\033[K", end="", file=sys.stderr)
-    write_output(output, result.to_json() + "\n")
+    errors = save(result)
     print(report.render(result, str(args.output)))
     if result.status == "error" and result.message:
         print(f"grader: error: {result.message}", file=sys.stderr)
+    for message in errors:
+        print(f"grader: error: {message}", file=sys.stderr)
+    if errors:
+        return result.exit_code or EXIT_INTERNAL
     return result.exit_code
+
+
+def cmd_report(args) -> int:
+    """Renders results files; one that cannot be read is an error (exit 2), and --gradescope
+    still gets a valid results.json saying so."""
+    return with_gradescope_fallback(_report, args)
+
+
+def _report(args, written: list) -> int:
+    from grader import report, reports
+
+    single = [f for f in reports.SINGLE if getattr(args, f) is not None]
+    if single and len(args.results) != 1:
+        raise GraderError(f"--{single[0]} renders one results file, got {len(args.results)} "
+                          f"(--markdown and --csv take several)")
+    targets = report_targets(args, reports.FORMATS, stdout=True,
+                             taken={p: "a results file read" for p in args.results})
+    named = []
+    for path in args.results:
+        result = reports.load_results(path)
+        named.append((reports.submission_name(path, result, args.name_from), result))
+    if not targets:
+        print("\n\n".join(report.render(r, str(p)) for (_, r), p in zip(named, args.results)))
+        return EXIT_OK
+    errors = write_reports(named, targets, written)
+    for message in errors:
+        print(f"grader: error: {message}", file=sys.stderr)
+    return EXIT_INTERNAL if errors else EXIT_OK
 
 
 def cmd_list(_args) -> int:
@@ -212,7 +371,7 @@ def main(argv=None) -> int:
     except SystemExit as e:   # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     try:
-        return {"grade": cmd_grade, "list": cmd_list}[args.command](args)
+        return {"grade": cmd_grade, "report": cmd_report, "list": cmd_list}[args.command](args)
     except GraderError as e:
         print(f"grader: error: {e.message}", file=sys.stderr)
         return e.exit_code

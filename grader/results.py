@@ -125,3 +125,58 @@ class GradeResult:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+    @classmethod
+    def from_dict(cls, data) -> "GradeResult":
+        """The inverse of to_dict, for a results file read back (grader/reports.py). Checks the
+        shape field by field and raises ValueError naming the first field that is missing or of
+        the wrong type; keys it does not know (a newer grader's) are ignored, as are the
+        computed 'points' and 'max_points'."""
+        return _from_dict(cls, data, "results")
+
+
+# Which dataclass the items of a list field hold, for from_dict.
+_ITEMS = {("GradeResult", "labs"): "LabResult", ("LabResult", "groups"): "GroupResult",
+          ("GroupResult", "tests"): "TestResult", ("LabResult", "performance"): "PerfResult"}
+_CLASSES = {c.__name__: c for c in (TestResult, GroupResult, PerfResult, BuildResult,
+                                    PolicyReport, LabResult, GradeResult)}
+
+
+def _from_dict(cls, data, where: str):
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name in data:
+            kwargs[f.name] = _field_value(cls, f, data[f.name], f"{where}.{f.name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ValueError(f"{where}: missing '{f.name}'")
+    return cls(**kwargs)
+
+
+def _field_value(cls, field, value, where: str):
+    kinds = [k.strip() for k in str(field.type).split("|")]   # annotations are strings here
+    if value is None and "None" in kinds:
+        return None
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    for kind in kinds:
+        if kind == "str" and isinstance(value, str):
+            return value
+        if kind == "float" and number:
+            return float(value)
+        if kind == "int" and number and isinstance(value, int):
+            return value
+        if kind == "bool" and isinstance(value, bool):
+            return value
+        if kind == "dict" and isinstance(value, dict):
+            return value
+        if kind == "list" and isinstance(value, list):
+            item = _ITEMS.get((cls.__name__, field.name))
+            if item is None:
+                return value
+            return [_from_dict(_CLASSES[item], x, f"{where}[{i}]") for i, x in enumerate(value)]
+        if kind in _CLASSES and isinstance(value, dict):
+            return _from_dict(_CLASSES[kind], value, where)
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    raise ValueError(f"{where}: expected {field.type}, got {shown}")
