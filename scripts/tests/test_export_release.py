@@ -1,0 +1,460 @@
+"""scripts/export-release without the builds: file selection, the grader's adaptations, the
+README's lab table, the search for solution code, the path rules, argument errors.
+
+  python3 -m unittest discover -s scripts/tests -v      (scripts/release-check runs it)
+"""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+from unittest import mock
+
+SCRIPT = Path(__file__).resolve().parents[1] / "export-release"
+REPO = SCRIPT.parents[1]
+
+
+def load_script():
+    loader = importlib.machinery.SourceFileLoader("export_release", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("export_release", loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+er = load_script()
+
+STARTER = """\
+// Lab 99: the starter. THIS is the file you edit.
+#include "x.h"
+
+__device__ int helper(int a, int b) {
+  // handed out: the same in the solution, outside any TODO region
+  int s = 0;
+  for (int i = 0; i < a; ++i) { s += b * i + (i % 3) - (b >> 1) + (a ^ i) * 7 - 11; }
+  return s;
+}
+
+__global__ void x_kernel(const float* in, float* out, int n) {
+  // ---- TODO(student) BEGIN ----
+  // 1. one element per thread: i = blockIdx.x * blockDim.x + threadIdx.x
+  (void)in; (void)out; (void)n;  // placeholder
+  // ---- TODO(student) END ----
+}
+"""
+
+ANSWER_BODY = """\
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = in[i] * 2.0f + 1.0f;
+  for (int k = 0; k < 4; ++k) { acc = acc * 0.5f + in[(i + k) % n]; }
+  out[i] = acc + helper(n, i);
+"""
+
+SOLUTION = f"""\
+// Lab 99: the reference solution.
+#include "x.h"
+
+__device__ int helper(int a, int b) {{
+  // handed out: the same in the solution, outside any TODO region
+  int s = 0;
+  for (int i = 0; i < a; ++i) {{ s += b * i + (i % 3) - (b >> 1) + (a ^ i) * 7 - 11; }}
+  return s;
+}}
+
+__device__ float tiny(float v) {{ return v; }}
+
+__global__ void x_kernel(const float* in, float* out, int n) {{
+{ANSWER_BODY}}}
+"""
+
+CORRECT_CASE = """\
+#include "x.h"
+__global__ void x_kernel(const float* in, float* out, int n) {
+  for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    out[j] = in[j] * 3.0f - 1.0f + in[(j + 1) % n] * in[(j + 2) % n] - in[(j + 3) % n] * 0.25f;
+  }
+}
+"""
+
+
+def write(root: Path, rel: str, text: str) -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def fake_repo(root: Path) -> None:
+    write(root, "labs/99_x/grading.toml", '[lab]\ntitle = "x"\nstudent_files = ["x.cu"]\n')
+    write(root, "labs/99_x/x.cu", STARTER)
+    write(root, "solutions/99_x/x.cu", SOLUTION)
+    write(root, "tests/submissions/99_x/cases.toml",
+          '[right]\ncorrectness = "full"\n\n[wrong]\ncorrectness = "zero"\n')
+    write(root, "tests/submissions/99_x/right/x.cu", CORRECT_CASE)
+    write(root, "tests/submissions/99_x/wrong/x.cu",
+          "__global__ void x_kernel(const float* in, float* out, int n) {\n"
+          + "  out[0] = in[0] + 1.0f + 2.0f + 3.0f + 4.0f + 5.0f + 6.0f + 7.0f + 8.0f + 9.0f;\n}\n")
+
+
+class TokensTest(unittest.TestCase):
+    def test_comments_and_whitespace_do_not_matter(self):
+        a = er.tokenize("int  x = a<<<1, 2>>>(p); // comment\n/* block\n */ return \"s // t\";")
+        b = er.tokenize("int x=a <<< 1,2 >>> (p);return \"s // t\";")
+        self.assertEqual([t[0] for t in a], [t[0] for t in b])
+        self.assertIn('"s // t"', [t[0] for t in a])
+        self.assertEqual(a[-2][3], 3)   # the line of `"s // t"`
+
+    def test_function_bodies(self):
+        text = textwrap.dedent("""\
+            namespace {
+            constexpr int k = 4;
+            struct S { int f() const { return k; } };
+            }
+            int arr[] = {1, 2};
+            template <typename T>
+            __global__ void __launch_bounds__(256) kern(T* p) { if (p) { p[0] = T(1); } }
+            void host() { auto l = [] { return 1; }; l(); }
+            """)
+        tokens = er.tokenize(text)
+        found = []
+        for head, first, last in er.function_bodies(tokens):
+            found.append((" ".join(t[0] for t in tokens[head:first]).split("(")[0].split()[-1],
+                          tokens[last][3] - tokens[first][3]))
+        self.assertEqual([name for name, _ in found], ["f", "__launch_bounds__", "host"])
+
+    def test_hollow_kernels_only(self):
+        text = ("__device__ int h(int a) { return a + 1; }\n"
+                "__global__ void k(int* p) { p[0] = h(2); }\n")
+        out, n = er.hollow(text, "gone", kernels_only=True)
+        self.assertEqual(n, 1)
+        self.assertIn("return a + 1;", out)
+        self.assertIn("__global__ void k(int* p) { /* gone */ }", out)
+        out, n = er.hollow(text, "gone")
+        self.assertEqual(n, 2)
+        self.assertNotIn("return", out)
+
+
+class ScanTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        self.repo = Path(self.tmp.name) / "repo"
+        self.dest = Path(self.tmp.name) / "dest"
+        fake_repo(self.repo)
+        write(self.dest, "labs/99_x/x.cu", STARTER)   # the starter itself is never a hit
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def scan(self):
+        files = er.release_files(self.dest)
+        hits, stats, notes = er.scan_for_solutions(self.dest, self.repo, files)
+        return hits, stats
+
+    def test_starter_alone_is_clean_and_its_handed_out_code_is_not_a_hit(self):
+        hits, stats = self.scan()
+        self.assertEqual(hits, [])
+        self.assertGreater(stats["given"], 0)          # helper() is in both
+        self.assertEqual(stats["short_bodies"], 1)     # tiny()
+        self.assertEqual(stats["answer_files"], 2)     # the solution and the correct case only
+
+    def test_solution_in_a_doc_is_found_with_its_lines(self):
+        reformatted = ANSWER_BODY.replace("\n", " /* x */\n\n").replace("  ", "    ")
+        write(self.dest, "docs/notes.md", "# Notes\n\nSee:\n\n```cuda\n" + reformatted + "```\n")
+        hits, _ = self.scan()
+        self.assertEqual(len(hits), 1, hits)
+        rel, first, last, src, s1, s2 = hits[0]
+        self.assertEqual((rel, src), ("docs/notes.md", "solutions/99_x/x.cu"))
+        self.assertEqual(first, 6)
+        self.assertEqual((s1, s2), (14, 18))
+
+    def test_solution_inside_the_starters_todo_region_is_found(self):
+        leaked = STARTER.replace("  (void)in; (void)out; (void)n;  // placeholder\n", ANSWER_BODY)
+        write(self.dest, "labs/99_x/x.cu", leaked)
+        hits, _ = self.scan()
+        self.assertEqual([(h[0], h[3]) for h in hits], [("labs/99_x/x.cu", "solutions/99_x/x.cu")])
+
+    def test_a_correct_corpus_case_is_an_answer_too(self):
+        write(self.dest, "grader/tests/fixture.cu", CORRECT_CASE)
+        hits, _ = self.scan()
+        self.assertEqual([h[3] for h in hits], ["tests/submissions/99_x/right/x.cu"])
+
+    def test_a_short_body_is_matched_whole(self):
+        body = "for (int o = 16; o > 0; o >>= 1) { v += __shfl_down_sync(0xffffffffu, v, o); } return v;"
+        write(self.repo, "solutions/99_x/x.cu",
+              SOLUTION + "__device__ float warp_sum(float v) { " + body + " }\n")
+        write(self.dest, "README.md", "Use `" + body + "`\n")
+        hits, _ = self.scan()
+        self.assertEqual([(h[0], h[1]) for h in hits], [("README.md", 1)])
+
+    def test_starter_without_markers_hands_out_nothing(self):
+        write(self.repo, "labs/99_x/x.cu", STARTER.replace("TODO(student)", "TODO"))
+        write(self.dest, "labs/99_x/x.cu", STARTER.replace("TODO(student)", "TODO"))
+        hits, _ = self.scan()
+        self.assertEqual([h[0] for h in hits], ["labs/99_x/x.cu"])   # helper() now counts
+
+
+class ReadmeTest(unittest.TestCase):
+    README = textwrap.dedent("""\
+        # Labs
+
+        | lab | idea | you edit |
+        | --- | --- | --- |
+        | [01_a](labs/01_a/README.md) | a | `labs/01_a/a.cu` |
+        | [05_b](labs/05_b/README.md) | b | `labs/05_b/b.cu` |
+
+        More.
+        """)
+
+    def test_table_is_cut_to_the_chosen_labs(self):
+        text, warnings = er.rewrite_readme(self.README, ["05_b"], {"05_b": ["b.cu"]})
+        self.assertNotIn("01_a", text)
+        self.assertIn("| [05_b](labs/05_b/README.md) | b |", text)
+        self.assertIn("> **Student release** with lab `05_b`.", text)
+        self.assertTrue(text.endswith("More.\n"))
+        self.assertEqual(warnings, [])
+
+    def test_a_chosen_lab_missing_from_the_table_gets_a_row(self):
+        text, warnings = er.rewrite_readme(self.README, ["01_a", "07_c"],
+                                           {"01_a": ["a.cu"], "07_c": ["c.cu", "c.cuh"]})
+        self.assertIn("| [07_c](labs/07_c/README.md) | see the handout | `labs/07_c/c.cu`, "
+                      "`labs/07_c/c.cuh` |", text)
+        self.assertNotIn("05_b", text)
+        self.assertEqual(len(warnings), 1)
+
+    def test_no_table_only_a_note(self):
+        text, warnings = er.rewrite_readme("# Labs\n\nText.\n", ["01_a"], {"01_a": ["a.cu"]})
+        self.assertTrue(text.startswith("# Labs\n\n> **Student release**"))
+        self.assertEqual(len(warnings), 1)
+
+
+class SelectionTest(unittest.TestCase):
+    FILES = [".ci/run", ".gitignore", "CMakeLists.txt", "CMakePresets.json", "README.md",
+             "cmake/CudaLab.cmake", "common/src/a.cpp", "docs/x.md", "grader/cli.py",
+             "labs/CMakeLists.txt", "labs/01_a/a.cu", "labs/01_a/hidden/hidden_test.cpp",
+             "labs/01_a/tests/public_test.cpp", "labs/05_b/b.cu", "notes.txt",
+             "scripts/gpu-check", "scripts/install-deps", "scripts/release-check",
+             "solutions/01_a/a.cu", "tests/submissions/01_a/cases.toml", "tools/x.py"]
+
+    def test_allowlist(self):
+        keep, left = er.select(self.FILES, ["01_a"], ["01_a", "05_b"])
+        self.assertEqual(keep, [".gitignore", "CMakeLists.txt", "CMakePresets.json", "README.md",
+                                "cmake/CudaLab.cmake", "common/src/a.cpp", "docs/x.md",
+                                "grader/cli.py", "labs/CMakeLists.txt", "labs/01_a/a.cu",
+                                "labs/01_a/tests/public_test.cpp", "scripts/install-deps"])
+        self.assertEqual(left["solutions/"], 1)
+        self.assertEqual(left["tests/"], 1)
+        self.assertEqual(left["labs/*/hidden/ (hidden tests)"], 1)
+        self.assertEqual(left["labs/05_b/ (not chosen)"], 1)
+        self.assertEqual(left["scripts/ (instructor's)"], 2)
+
+    def test_forbidden_paths(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = er.forbidden_paths(Path(tmp), ["solutions/a.cu", "labs/x/hidden/t.cpp",
+                                                 "grader/x/solutions/r.cuh", "tests/submissions/c",
+                                                 "labs/x/tests/my_hidden_test.cpp", "labs/x/a.cu"])
+        self.assertEqual([b.split(":")[0] for b in bad],
+                         ["solutions/a.cu", "labs/x/hidden/t.cpp", "grader/x/solutions/r.cuh",
+                          "tests/submissions/c", "labs/x/tests/my_hidden_test.cpp"])
+
+    def test_the_real_checkout(self):
+        files, _untracked = er.list_checkout(REPO)
+        labs = er.discover_labs(REPO)
+        keep, _left = er.select(files, labs, labs)
+        ad = er.grader_adaptations(REPO, keep, labs, labs)
+        planned = [ad.renames.get(f, f) for f in keep if f not in ad.dropped]
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(er.forbidden_paths(Path(tmp), planned), [])
+        self.assertFalse([f for f in planned if f.startswith(("solutions/", "tests/"))])
+
+
+class GraderAdaptationTest(unittest.TestCase):
+    def test_solution_standin_and_lab_bound_modules(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            repo, dest = Path(tmp) / "repo", Path(tmp) / "dest"
+            files = {
+                "grader/tests/fx/fake_repo/solutions/ref.cuh":
+                    "__global__ void ref(int* p) { p[0] = 42; }\n",
+                "grader/tests/fx/bad_include.cu": '#include "fake_repo/solutions/ref.cuh"\n',
+                "grader/tests/fx/ok.cu": "__global__ void k(int* p) { p[0] = 1; }\n"
+                                         "void launch(int* p) { k<<<1, 1>>>(p); }\n",
+                "grader/tests/test_uses_lab.py": 'LAB = REPO / "labs" / "01_a"\n',
+                "grader/tests/test_fake_names.py": 'root / "labs" / "01_a"\n',
+            }
+            for rel, text in files.items():
+                write(repo, rel, text)
+            ad = er.grader_adaptations(repo, sorted(files), ["05_b"], ["01_a", "05_b"])
+            self.assertEqual(ad.renames, {"grader/tests/fx/fake_repo/solutions/ref.cuh":
+                                          "grader/tests/fx/fake_repo/reference/ref.cuh"})
+            self.assertEqual(list(ad.dropped), ["grader/tests/test_uses_lab.py"])
+            dest.mkdir()
+            written, _ = er.write_release(repo, dest, sorted(files), ["05_b"], {"05_b": ["b.cu"]}, ad)
+            self.assertIn("grader/tests/test_fake_names.py", written)
+            self.assertNotIn("grader/tests/test_uses_lab.py", written)
+            self.assertIn('"fake_repo/reference/ref.cuh"',
+                          (dest / "grader/tests/fx/bad_include.cu").read_text())
+            self.assertNotIn("42", (dest / "grader/tests/fx/fake_repo/reference/ref.cuh").read_text())
+            ok = (dest / "grader/tests/fx/ok.cu").read_text()
+            self.assertNotIn("p[0] = 1", ok)
+            self.assertIn("k<<<1, 1>>>(p);", ok)     # host code is kept
+            self.assertTrue((dest / ".ci/run").stat().st_mode & 0o111)
+
+
+class CtestTest(unittest.TestCase):
+    def test_summary(self):
+        log = ("      Start  1: 01_a:Public.X\n 1/2 Test  #1: 01_a:Public.X ....***Skipped   0.01 sec\n"
+               " 2/2 Test  #2: 01_a:benchmark_smoke ...   Passed    0.01 sec\n\n"
+               "50% tests passed, 1 tests failed out of 2\n")
+        names, failed, total = er.ctest_summary(log)
+        self.assertEqual((names, failed, total), (["01_a:Public.X", "01_a:benchmark_smoke"], 1, 2))
+        self.assertEqual(er.ctest_summary("no tests")[1:], (None, None))
+
+
+class GpuStepsTest(unittest.TestCase):
+    """The steps that only run on a GPU machine, with the commands faked."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def fake_run(self, rc, write):
+        def run_logged(cmd, cwd, log, env=None):
+            log.write_text("$ " + " ".join(map(str, cmd)) + "\n")
+            write(cmd, log)
+            return rc
+        return mock.patch.object(er, "run_logged", run_logged)
+
+    def grade(self, rc, labs_json):
+        def write(cmd, log):
+            out = Path(cmd[cmd.index("-o") + 1])
+            if labs_json is not None:
+                out.write_text(json.dumps({"status": "graded", "labs": labs_json}))
+        with self.fake_run(rc, write):
+            return er.grade_solutions(REPO, ["01_a", "05_b"], self.dir)
+
+    def test_solutions_full_marks(self):
+        labs = [{"lab": "01_a", "status": "graded", "points": 100.0, "max_points": 100.0},
+                {"lab": "05_b", "status": "graded", "points": 80.0, "max_points": 80.0}]
+        self.assertEqual(self.grade(0, labs), "01_a 100/100, 05_b 80/80")
+
+    def test_solutions_short_of_full_marks(self):
+        labs = [{"lab": "01_a", "status": "graded", "points": 100.0, "max_points": 100.0},
+                {"lab": "05_b", "status": "graded", "points": 70.0, "max_points": 80.0,
+                 "message": ""}]
+        with self.assertRaisesRegex(er.ExportError, r"05_b: graded, 70 / 80"):
+            self.grade(0, labs)
+        with self.assertRaisesRegex(er.ExportError, r"05_b: not graded"):
+            self.grade(0, labs[:1])
+        with self.assertRaisesRegex(er.ExportError, r"without readable results"):
+            self.grade(3, None)
+
+    def workflow(self, gpu, student_log, test_log="100% tests passed, 0 tests failed out of 5\n",
+                 rc=(0, 0)):
+        def write(cmd, log):
+            with open(log, "a") as f:
+                f.write(student_log if cmd[-1] == "student" else test_log)
+        rcs = iter(rc)
+
+        def run_logged(cmd, cwd, log, env=None):
+            log.write_text("")
+            write(cmd, log)
+            return next(rcs)
+        with mock.patch.object(er, "run_logged", run_logged):
+            return er.check_workflows(self.dir, ["01_a"], self.dir, gpu)
+
+    STUDENT = (" 1/2 Test  #1: 01_a:Public.X .....***Failed    0.01 sec\n"
+               " 2/2 Test  #2: 01_a:benchmark_smoke ...***Failed    0.01 sec\n\n"
+               "0% tests passed, 2 tests failed out of 2\n")
+
+    def test_on_a_gpu_the_starters_fail_their_tests(self):
+        lines = self.workflow(True, self.STUDENT, rc=(8, 0))
+        self.assertIn("2 failed: the starters fail their tests on a GPU", lines[0])
+        with self.assertRaisesRegex(er.ExportError, "preset student` in .* failed"):
+            self.workflow(False, self.STUDENT, rc=(8, 0))
+
+    def test_the_labs_tests_must_run(self):
+        only_smoke = (" 1/1 Test  #1: 01_a:benchmark_smoke ...***Skipped   0.01 sec\n"
+                      "100% tests passed, 0 tests failed out of 1\n")
+        with self.assertRaisesRegex(er.ExportError, "ran no tests of 01_a"):
+            self.workflow(False, only_smoke)
+
+    def test_a_build_failure(self):
+        with self.assertRaisesRegex(er.ExportError, "failed before its tests ran"):
+            self.workflow(True, "FAILED: labs/01_a/x.o\n", rc=(1, 0))
+        with self.assertRaisesRegex(er.ExportError, "preset test` in .* failed"):
+            self.workflow(False, self.STUDENT.replace("***Failed", "***Skipped")
+                          .replace("0% tests passed, 2", "100% tests passed, 0"),
+                          test_log="50% tests passed, 1 tests failed out of 2\n", rc=(0, 8))
+
+    def test_gpu_detection(self):
+        bin_dir = self.dir / "bin"
+        bin_dir.mkdir()
+        smi = bin_dir / "nvidia-smi"
+        path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+        smi.write_text("#!/bin/sh\necho 'GPU 0: NVIDIA H200 (UUID: GPU-1)'\n")
+        smi.chmod(0o755)
+        with mock.patch.dict(os.environ, path):
+            self.assertEqual(er.gpu_present(), (True, "GPU 0: NVIDIA H200 (UUID: GPU-1)"))
+            smi.write_text("#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not "
+                           "communicate with the NVIDIA driver.'\nexit 9\n")
+            gpu, why = er.gpu_present()
+            self.assertFalse(gpu)
+            self.assertIn("could not communicate", why)
+        with mock.patch.dict(os.environ, {"PATH": str(self.dir / "empty")}):
+            self.assertEqual(er.gpu_present(), (False, "nvidia-smi was not found"))
+
+
+class CommandLineTest(unittest.TestCase):
+    """Bad input: a message and exit 2, never a traceback, nothing built or written."""
+
+    def run_script(self, *args):
+        proc = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True,
+                              text=True, timeout=120)
+        self.assertNotIn("Traceback", proc.stderr)
+        return proc.returncode, proc.stderr
+
+    def test_unknown_lab(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rc, err = self.run_script(str(Path(tmp) / "out"), "--labs", "nosuchlab")
+            self.assertEqual(rc, 2)
+            self.assertIn("unknown lab 'nosuchlab'", err)
+            self.assertFalse((Path(tmp) / "out").exists())
+
+    def test_dest_not_empty(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            write(Path(tmp), "keep.txt", "mine")
+            rc, err = self.run_script(tmp)
+            self.assertEqual(rc, 2)
+            self.assertIn("not empty", err)
+            rc, err = self.run_script(tmp, "--force")
+            self.assertEqual(rc, 2)
+            self.assertIn("does not look like an earlier release", err)
+            self.assertTrue((Path(tmp) / "keep.txt").exists())
+
+    def test_dest_is_a_file_or_inside_the_repo(self):
+        with tempfile.NamedTemporaryFile() as f:
+            rc, err = self.run_script(f.name)
+            self.assertEqual(rc, 2)
+            self.assertIn("not a folder", err)
+        rc, err = self.run_script(str(REPO / "build" / "release"))
+        self.assertEqual(rc, 2)
+        self.assertIn("outside", err)
+
+    def test_usage(self):
+        rc, err = self.run_script()
+        self.assertEqual(rc, 2)
+        rc, err = self.run_script("x", "--labs")
+        self.assertEqual(rc, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
