@@ -460,24 +460,4 @@ std::string CompareResult::report_nd(size_t total) const {
   return os.str();
 }
 
-std::string describe_guards(const GuardReport& guards, const std::string& name, size_t rows,
-                            size_t cols) {
-  if (guards.intact()) return "";
-  std::ostringstream os;
-  if (guards.after > 0) {
-    const size_t offset = guards.first_after;
-    os << "the kernel wrote " << guards.after << " element(s) past the end of " << name << " ("
-       << rows << " x " << cols << "): the first at " << name << "[" << rows * cols + offset
-       << "], which would be row " << rows + offset / std::max<size_t>(cols, 1) << ", col "
-       << offset % std::max<size_t>(cols, 1)
-       << " of a larger matrix - a thread outside the matrix wrote (missing bounds guard?)\n";
-  }
-  if (guards.before > 0) {
-    os << "the kernel wrote " << guards.before << " element(s) before the start of " << name
-       << ", the nearest at " << name << "[-" << guards.nearest_before
-       << "] (negative index?)\n";
-  }
-  return os.str();
-}
-
 }  // namespace labkit

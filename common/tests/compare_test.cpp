@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "labkit/check.hpp"
 #include "labkit/compare.hpp"
 #include "labkit/ops/matmul_reference.hpp"
 #include "labkit/random.hpp"
@@ -110,21 +111,26 @@ TEST(Compare, RejectsMismatchedSizes) {
   EXPECT_THROW(compare_matrix(f.got, f.ref, f.bound, 3, 4), std::invalid_argument);
 }
 
+// The canary report the judge writes for a buffer (labkit::describe_guard, check.hpp).
+BufferSpec output_c(uint64_t rows, uint64_t cols) {
+  return {"C", protocol::Role::kOutput, 4, rows * cols, {rows, cols}};
+}
+
 TEST(Guards, DescribesWritesPastTheEnd) {
-  GuardReport g;
+  protocol::GuardInfo g;
   g.after = 5;
   g.first_after = 0;
-  const std::string text = describe_guards(g, "C", 127, 129);
+  const std::string text = describe_guard(output_c(127, 129), g);
   EXPECT_NE(text.find("past the end of C"), std::string::npos) << text;
   EXPECT_NE(text.find("row 127, col 0"), std::string::npos) << text;
-  EXPECT_EQ(describe_guards(GuardReport{}, "C", 1, 1), "");
+  EXPECT_EQ(describe_guard(output_c(1, 1), protocol::GuardInfo{}), "");
 }
 
 TEST(Guards, DescribesWritesBeforeTheStart) {
-  GuardReport g;
+  protocol::GuardInfo g;
   g.before = 1;
   g.nearest_before = 3;
-  EXPECT_NE(describe_guards(g, "C", 4, 4).find("C[-3]"), std::string::npos);
+  EXPECT_NE(describe_guard(output_c(4, 4), g).find("C[-3]"), std::string::npos);
 }
 
 // ---- generic comparisons: any element type, 1D and NCHW "where" maps

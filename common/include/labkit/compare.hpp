@@ -101,10 +101,6 @@ CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
 // bound_i = atol + rtol * |ref_i|
 std::vector<double> uniform_bounds(const std::vector<double>& ref, double atol, double rtol);
 
-// Describes a canary report for an output named `name` seen as rows x cols; "" if intact.
-std::string describe_guards(const GuardReport& guards, const std::string& name, size_t rows,
-                            size_t cols);
-
 // "0-31, 96-126" from sorted ranges; at most `limit` ranges, then "...".
 std::string format_ranges(const std::vector<std::pair<size_t, size_t>>& ranges, size_t limit = 4);
 
