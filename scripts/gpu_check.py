@@ -316,7 +316,13 @@ def main(argv=None) -> int:
                     help="pass --no-sanitize to the grader for corpus cases (faster)")
     ap.add_argument("--skip-solutions", action="store_true",
                     help="grade only the corpus (no solutions, starters or their re-grading)")
+    ap.add_argument("--print-labs", action="store_true",
+                    help="print the chosen labs' folder names, ';'-separated, and exit "
+                         "(scripts/gpu-check builds only those)")
     args = ap.parse_args(argv)
+    if args.print_labs:
+        print(";".join(resolve_labs(args.labs)))
+        return 0
     if args.workers < 1:
         ap.error("--workers must be >= 1")
     labs = resolve_labs(args.labs)

@@ -2,7 +2,8 @@
 //
 // v1..v3 follow the lecture's ladder (one element per thread, a tree in shared memory, one
 // launch per level of partial sums); v4 is the fast version: many elements per thread with
-// 16-byte loads, a warp-shuffle finish, a grid sized to the GPU and exactly two launches.
+// 16-byte loads, a warp-shuffle finish, a grid sized to the GPU and one launch (the last block
+// to finish sums the blocks' partials).
 #include "reduce.h"
 
 #include <cstdint>
@@ -126,14 +127,16 @@ void reduce_v3_sequential(const T* in, T* out, size_t n, T* workspace, cudaStrea
 }
 
 // ---------------------------------------------------------------------------------------------
-// v4: two launches for any n. Launch 1: a grid that just fills the GPU walks the whole input,
-// each thread summing many elements in registers; one partial per block goes to workspace.
-// Launch 2: one block of the same kernel sums those partials into out[0].
+// v4: one launch for any n. A grid that just fills the GPU walks the whole input, each thread
+// summing many elements in registers; each block writes its partial to workspace, and the last
+// block to finish (it counts the finished blocks on a ticket) sums the partials into out[0].
+// The two-launch plan of the handout is one launch more: at 2^20 elements a launch is a third
+// of the whole call.
 // ---------------------------------------------------------------------------------------------
 
 namespace {
 
-constexpr unsigned kV4Threads = 512;     // threads per block (16 warps)
+constexpr unsigned kV4Threads = 1024;    // threads per block (32 warps)
 constexpr unsigned kV4Unroll = 4;        // independent 16-byte loads in flight per thread
 constexpr unsigned kV4MaxBlocks = 1024;  // partials fit in workspace for every n (>= 1024)
 constexpr unsigned kWarp = 32;
@@ -158,17 +161,41 @@ __device__ __forceinline__ T warp_sum(T v) {
   return v;
 }
 
+// The block's sum, in thread 0: each warp by shuffles, then the first warp over the warps'
+// sums. `warp_sums` is shared; the barrier at the start lets a block call this twice.
+template <typename T>
+__device__ __forceinline__ T block_sum(T v, T* warp_sums) {
+  const unsigned lane = threadIdx.x % kWarp;
+  const unsigned warp = threadIdx.x / kWarp;
+  v = warp_sum(v);
+  __syncthreads();  // an earlier call's readers are done with warp_sums
+  if (lane == 0) warp_sums[warp] = v;
+  __syncthreads();  // every warp's sum is in shared memory
+  v = T(0);
+  if (warp == 0) v = warp_sum(lane < blockDim.x / kWarp ? warp_sums[lane] : T(0));
+  return v;
+}
+
+// Blocks that have finished their partial sums in the running launch. The last one resets it,
+// so each launch starts from 0. One counter per type: calls of the float and the int version
+// may not overlap on the device (the harness runs one call at a time; a library would keep the
+// counter in its workspace and clear it with cudaMemsetAsync).
+template <typename T>
+__device__ unsigned g_v4_finished = 0;
+
 }  // namespace
 
 // reduce_v4_optimized_kernel: grid-stride loop, each thread adding kV4Unroll 16-byte vectors per
 // trip in registers (the "add during load" of many elements per thread), then a shuffle sum per
-// warp and one more across the block's warps; out[blockIdx.x] = the block's sum.
+// warp and one across the block's warps. Each block writes its partial to partials[blockIdx.x];
+// the last block to finish sums the partials and writes out[0].
 // Memory traffic: every input byte read exactly once, in 16-byte coalesced loads; one write per
-// block; shared memory only for the 16 warp sums.
-// Known limit: bound by DRAM bandwidth; at small n the two launches' fixed cost dominates.
+// block and one read of it; shared memory only for the 32 warp sums.
+// Known limit: bound by DRAM bandwidth; at small n the launch's fixed cost dominates.
 template <typename T>
 __global__ void __launch_bounds__(kV4Threads)
-reduce_v4_optimized_kernel(const T* __restrict__ in, T* __restrict__ out, size_t n) {
+reduce_v4_optimized_kernel(const T* __restrict__ in, T* __restrict__ out, size_t n,
+                           T* __restrict__ partials) {
   using V = typename Vec4<T>::type;
   const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
@@ -199,17 +226,31 @@ reduce_v4_optimized_kernel(const T* __restrict__ in, T* __restrict__ out, size_t
   if (tid < head) sum += in[tid];             // scalar head and tail: the grid's first threads
   if (tail + tid < n) sum += in[tail + tid];
 
-  // Block sum: each warp by shuffles, then the first warp over the warps' sums.
   __shared__ T warp_sums[kV4Threads / kWarp];
-  const unsigned lane = threadIdx.x % kWarp;
-  const unsigned warp = threadIdx.x / kWarp;
-  sum = warp_sum(sum);
-  if (lane == 0) warp_sums[warp] = sum;
+  sum = block_sum(sum, warp_sums);
+  if (gridDim.x == 1) {  // small n: the only block's sum is the answer
+    if (threadIdx.x == 0) out[0] = sum;
+    return;
+  }
+
+  // Publish this block's partial, then take a ticket. The fence orders the partial's write
+  // before the ticket for every other block: the last block sees all partials.
+  __shared__ bool is_last;
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = sum;
+    __threadfence();
+    is_last = atomicAdd(&g_v4_finished<T>, 1u) == gridDim.x - 1;
+  }
   __syncthreads();
-  if (warp == 0) {
-    sum = lane < blockDim.x / kWarp ? warp_sums[lane] : T(0);
-    sum = warp_sum(sum);
-    if (lane == 0) out[blockIdx.x] = sum;
+  if (!is_last) return;
+
+  // The last block: the partials (written by other SMs: read around L1 with __ldcg).
+  T total = T(0);
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total += __ldcg(partials + b);
+  total = block_sum(total, warp_sums);
+  if (threadIdx.x == 0) {
+    out[0] = total;
+    g_v4_finished<T> = 0;  // ready for the next launch (kernels on a stream run in order)
   }
 }
 
@@ -242,13 +283,9 @@ void reduce_v4_optimized(const T* in, T* out, size_t n, T* workspace, cudaStream
   const size_t resident = v4_resident_blocks<T>();
   if (blocks > resident) blocks = resident;
   if (blocks > kV4MaxBlocks) blocks = kV4MaxBlocks;
-  if (blocks <= 1) {  // small n: one block does it all, straight into out[0]
-    reduce_v4_optimized_kernel<T><<<1, kV4Threads, 0, stream>>>(in, out, n);
-    return;
-  }
+  if (blocks < 1) blocks = 1;
   reduce_v4_optimized_kernel<T>
-      <<<static_cast<unsigned>(blocks), kV4Threads, 0, stream>>>(in, workspace, n);
-  reduce_v4_optimized_kernel<T><<<1, kV4Threads, 0, stream>>>(workspace, out, blocks);
+      <<<static_cast<unsigned>(blocks), kV4Threads, 0, stream>>>(in, out, n, workspace);
 }
 
 // ---------------------------------------------------------------------------------------------
