@@ -94,8 +94,15 @@ function(add_cuda_lab)
     if(register_tests)
       # One label (the student preset selects "submission"): CMake 3.25 splits a list-valued
       # property given here into separate properties.
+      # The race checks need compute-sanitizer (found by common/CMakeLists.txt); without it
+      # they show as skipped, saying so. No memcheck re-runs of failing calls here: CTest runs
+      # each test in its own judge, so every failing test would pay for one (the grader has them).
+      set(test_args --labkit-worker=${worker_path})
+      if(LABKIT_COMPUTE_SANITIZER)
+        list(APPEND test_args --labkit-sanitizer=${LABKIT_COMPUTE_SANITIZER} --labkit-memcheck=0)
+      endif()
       gtest_discover_tests(${lab}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60
-                           EXTRA_ARGS --labkit-worker=${worker_path}
+                           EXTRA_ARGS ${test_args}
                            PROPERTIES TIMEOUT 300 LABELS ${kind})
       # A short benchmark run: checks every timed output against the baseline; skips without GPU.
       add_test(NAME ${prefix}:benchmark_smoke
