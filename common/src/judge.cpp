@@ -24,6 +24,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "labkit/fd_io.hpp"
+
 extern char** environ;
 
 namespace labkit {
@@ -156,18 +158,6 @@ pid_t spawn(int exe_fd, std::vector<std::string> argv_s, std::vector<std::string
     ::execve(argv[0], argv.data(), envp.data());
   }
   ::_exit(123);
-}
-
-bool write_full(int fd, const void* data, size_t size) {
-  const auto* in = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, in, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    in += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
 }
 
 // Reads exactly `size` bytes unless the deadline passes (-1) or the pipe closes (0).

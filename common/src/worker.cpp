@@ -18,34 +18,13 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/fd_io.hpp"
 #include "labkit/protocol.hpp"
 
 namespace labkit::worker {
 namespace {
 
 namespace p = ::labkit::protocol;
-
-bool read_full(int fd, void* data, size_t size) {
-  auto* out = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::read(fd, out, size);
-    if (n <= 0) return false;
-    out += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool write_full(int fd, const void* data, size_t size) {
-  const auto* in = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, in, size);
-    if (n <= 0) return false;
-    in += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 void set_message(p::Reply& reply, const std::string& text) {
   std::snprintf(reply.message, sizeof(reply.message), "%s", text.c_str());
@@ -96,52 +75,17 @@ class Arena {
 // the first byte past the end instead of the canaries catching it silently).
 uint64_t g_guard_bytes = p::kGuardBytes;
 
-// A device allocation with canary zones on both sides.
-class Guarded {
- public:
-  explicit Guarded(uint64_t bytes)
-      : bytes_(bytes), guard_(g_guard_bytes), storage_(round4(bytes) + 2 * guard_) {
-    fill_pattern32(storage_.get(), guard_, kCanaryBits, nullptr);
-    fill_pattern32(storage_.get() + guard_ + round4(bytes), guard_, kCanaryBits, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
+// Merges a buffer's canary check into the reply's worst case over the calls.
+void merge(const GuardReport& g, p::GuardInfo& info) {
+  if (g.before > info.before) {
+    info.before = g.before;
+    info.nearest_before = g.nearest_before;
   }
-  char* data() { return storage_.get() + guard_; }
-  uint64_t bytes() const { return bytes_; }
-
-  // Merges what changed in the canary zones into `info` (counted in 4-byte words).
-  void check(p::GuardInfo& info) const {
-    if (guard_ == 0) return;
-    std::vector<uint32_t> before(guard_ / 4), after(guard_ / 4);
-    CUDA_CHECK(cudaMemcpy(before.data(), storage_.get(), guard_, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(after.data(), storage_.get() + guard_ + round4(bytes_), guard_,
-                          cudaMemcpyDeviceToHost));
-    uint64_t n_before = 0, n_after = 0, nearest = 0, first = 0;
-    for (size_t i = 0; i < before.size(); ++i) {
-      if (before[before.size() - 1 - i] != kCanaryBits) {
-        if (n_before == 0) nearest = i + 1;
-        ++n_before;
-      }
-      if (after[i] != kCanaryBits) {
-        if (n_after == 0) first = i;
-        ++n_after;
-      }
-    }
-    if (n_before > info.before) {
-      info.before = n_before;
-      info.nearest_before = nearest;
-    }
-    if (n_after > info.after) {
-      info.after = n_after;
-      info.first_after = first;
-    }
+  if (g.after > info.after) {
+    info.after = g.after;
+    info.first_after = g.first_after;
   }
-
- private:
-  static uint64_t round4(uint64_t b) { return (b + 3) / 4 * 4; }
-  uint64_t bytes_;
-  uint64_t guard_;
-  DeviceBuffer<char> storage_;
-};
+}
 
 bool is_input(uint32_t role) {
   return role == static_cast<uint32_t>(p::Role::kInput) ||
@@ -294,10 +238,11 @@ class Runner {
       set_message(reply, std::string("no variant named ") + req.variant);
       return reply;
     }
-    std::vector<std::unique_ptr<Guarded>> bufs;
+    std::vector<std::unique_ptr<GuardedBuffer>> bufs;
     std::vector<void*> ptrs;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
-      bufs.push_back(std::make_unique<Guarded>(p::buffer_bytes(req.buffers[b])));
+      bufs.push_back(
+          std::make_unique<GuardedBuffer>(p::buffer_bytes(req.buffers[b]), g_guard_bytes));
       ptrs.push_back(bufs.back()->data());
     }
     Call call{req.params, static_cast<int>(req.n_params), ptrs.data(),
@@ -345,7 +290,7 @@ class Runner {
       for (uint32_t b = 0; b < req.n_buffers; ++b) {
         const p::BufferDesc& d = req.buffers[b];
         const uint64_t bytes = p::buffer_bytes(d);
-        bufs[b]->check(reply.guards[b]);
+        merge(bufs[b]->check(), reply.guards[b]);
         if (is_output(d.role)) {
           CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset + c * bytes), bufs[b]->data(), bytes,
                                 cudaMemcpyDeviceToHost));
@@ -375,7 +320,7 @@ class Runner {
     bench_ptrs_.clear();
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
       const p::BufferDesc& d = req.buffers[b];
-      bench_bufs_.push_back(std::make_unique<Guarded>(p::buffer_bytes(d)));
+      bench_bufs_.push_back(std::make_unique<GuardedBuffer>(p::buffer_bytes(d), g_guard_bytes));
       bench_ptrs_.push_back(bench_bufs_.back()->data());
       if (is_input(d.role) && d.source == static_cast<uint32_t>(p::Source::kArena)) {
         CUDA_CHECK(cudaMemcpy(bench_bufs_.back()->data(), arena_.at(d.in_offset),
@@ -451,7 +396,7 @@ class Runner {
     if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
     for (uint32_t b = 0; b < bench_req_.n_buffers; ++b) {
       const p::BufferDesc& d = bench_req_.buffers[b];
-      bench_bufs_[b]->check(reply.guards[b]);
+      merge(bench_bufs_[b]->check(), reply.guards[b]);
       if (!is_output(d.role)) continue;
       if (!arena_.ensure(d.out_offset + p::buffer_bytes(d))) return bad(reply, "arena too small");
       CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset), bench_ptrs_[b], p::buffer_bytes(d),
@@ -468,7 +413,7 @@ class Runner {
   std::unique_ptr<DeviceBuffer<char>> flush_;
   const Variant* bench_variant_ = nullptr;
   p::Request bench_req_;
-  std::vector<std::unique_ptr<Guarded>> bench_bufs_;
+  std::vector<std::unique_ptr<GuardedBuffer>> bench_bufs_;
   std::vector<void*> bench_ptrs_;
 };
 

@@ -25,28 +25,40 @@ TEST(DeviceBufferGpu, RoundTripAndMove) {
 
 TEST(GuardedBufferGpu, CatchesWritesPastEitherEnd) {
   LABKIT_REQUIRE_GPU();
-  GuardedBuffer<float> buf(100);
-  EXPECT_TRUE(buf.check_guards().intact());
-  launch_write_at(buf.get(), 99, 1.0f);  // inside: fine
+  GuardedBuffer buf(100 * sizeof(float));
+  float* data = reinterpret_cast<float*>(buf.data());
+  EXPECT_TRUE(buf.check().intact());
+  launch_write_at(data, 99, 1.0f);  // inside: fine
   LABKIT_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
-  EXPECT_TRUE(buf.check_guards().intact());
-  launch_write_at(buf.get(), 103, 1.0f);
-  launch_write_at(buf.get(), -2, 1.0f);
+  EXPECT_TRUE(buf.check().intact());
+  launch_write_at(data, 103, 1.0f);
+  launch_write_at(data, -2, 1.0f);
   LABKIT_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
-  const GuardReport g = buf.check_guards();
+  const GuardReport g = buf.check();
   EXPECT_EQ(g.after, 1u);
   EXPECT_EQ(g.first_after, 3u);
   EXPECT_EQ(g.before, 1u);
   EXPECT_EQ(g.nearest_before, 2u);
 }
 
-TEST(GuardedBufferGpu, PoisonReadsBackAsNeverWritten) {
+TEST(GuardedBufferGpu, OddSizesRoundUpToWholeWordsAndNoGuardChecksNothing) {
   LABKIT_REQUIRE_GPU();
-  GuardedBuffer<float> buf(10);
-  buf.poison();
-  for (float v : buf.download()) EXPECT_EQ(bits_of(v), kPoisonBits);
+  GuardedBuffer odd(5);  // 2 words of data: byte 7 is still inside, word [2] is past the end
+  launch_write_at(reinterpret_cast<float*>(odd.data()), 1, 1.0f);
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_TRUE(odd.check().intact());
+  launch_write_at(reinterpret_cast<float*>(odd.data()), 2, 1.0f);
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  EXPECT_EQ(odd.check().after, 1u);
+  EXPECT_EQ(odd.check().first_after, 0u);
+
+  GuardedBuffer bare(16, 0);
+  EXPECT_TRUE(bare.check().intact());
+  EXPECT_NE(bare.data(), nullptr);
 }
 
 TEST(CudaCheckGpu, BadLaunchConfigThrowsWithTheExpression) {

@@ -6,20 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "labkit/fd_io.hpp"
 #include "labkit/protocol.hpp"
 
 namespace p = labkit::protocol;
-
-static bool read_full(int fd, void* data, size_t size) {
-  char* out = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = read(fd, out, size);
-    if (n <= 0) return false;
-    out += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 static void send(const p::Reply& r) {
   if (write(p::kReplyFd, &r, sizeof(r)) != static_cast<ssize_t>(sizeof(r))) std::exit(1);
@@ -27,7 +17,7 @@ static void send(const p::Reply& r) {
 
 int main() {
   p::Request req;
-  while (read_full(p::kRequestFd, &req, sizeof(req))) {
+  while (labkit::read_full(p::kRequestFd, &req, sizeof(req))) {
     p::Reply r;
     if (req.op == static_cast<uint32_t>(p::Op::kHello)) {
       std::snprintf(r.device, sizeof(r.device), "fake device");

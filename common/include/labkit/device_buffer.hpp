@@ -1,5 +1,5 @@
 // RAII device memory. DeviceBuffer<T> is move-only and frees on destruction;
-// GuardedBuffer<T> surrounds the data with canary zones to catch writes past either end.
+// GuardedBuffer surrounds device bytes with canary zones to catch writes past either end.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -88,71 +88,61 @@ uint32_t bits_of(T value) {
   return bits;
 }
 
-// What a canary check found: elements changed in the zone before and after the data.
+// What a canary check found, counted in 4-byte words.
 struct GuardReport {
-  size_t before = 0;           // changed elements in the zone before element 0
-  size_t after = 0;            // changed elements in the zone after the last element
-  size_t first_after = 0;      // offset past the end of the first changed element after it
-  size_t nearest_before = 0;   // distance before element 0 of the nearest changed element (1 = [-1])
+  size_t before = 0;           // changed words in the zone before byte 0
+  size_t after = 0;            // changed words in the zone after the last byte
+  size_t first_after = 0;      // the first changed word after the data, in words past its end
+  size_t nearest_before = 0;   // the nearest changed word before the data (1 = word [-1])
   bool intact() const { return before == 0 && after == 0; }
 };
 
-// A 32-bit element buffer with `guard` canary elements on each side.
-template <typename T>
+// Device bytes with a canary zone of `guard` bytes (a multiple of 4) on each side, the data
+// rounded up to whole words. guard = 0: none (under compute-sanitizer, which then reports the
+// first byte past the end itself). What the worker gives a launcher.
 class GuardedBuffer {
  public:
-  static constexpr size_t kDefaultGuard = size_t{1} << 16;  // 256 KiB of canary on each side
+  static constexpr size_t kDefaultGuard = size_t{1} << 16;  // 64 KiB of canary on each side
 
-  explicit GuardedBuffer(size_t count, size_t guard = kDefaultGuard)
-      : count_(count), guard_(guard), storage_(count + 2 * guard) {
-    std::vector<T> canary(guard_, bits_as<T>(kCanaryBits));
-    CUDA_CHECK(cudaMemcpy(storage_.get(), canary.data(), guard_ * sizeof(T),
-                          cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(storage_.get() + guard_ + count_, canary.data(), guard_ * sizeof(T),
-                          cudaMemcpyHostToDevice));
+  explicit GuardedBuffer(size_t bytes, size_t guard = kDefaultGuard)
+      : bytes_(bytes), guard_(guard / 4 * 4), storage_(round4(bytes) + 2 * guard_) {
+    if (guard_ > 0) {
+      const std::vector<uint32_t> canary(guard_ / 4, kCanaryBits);
+      CUDA_CHECK(cudaMemcpy(storage_.get(), canary.data(), guard_, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(storage_.get() + guard_ + round4(bytes_), canary.data(), guard_,
+                            cudaMemcpyHostToDevice));
+    }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  T* get() { return storage_.get() + guard_; }
-  size_t size() const { return count_; }
+  char* data() { return storage_.get() + guard_; }
+  size_t bytes() const { return bytes_; }
 
-  void upload(const std::vector<T>& host) {
-    if (host.size() != count_) throw std::invalid_argument("GuardedBuffer::upload: size mismatch");
-    if (count_ > 0) {
-      CUDA_CHECK(cudaMemcpy(get(), host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaDeviceSynchronize());  // see DeviceBuffer::upload
-    }
-  }
-  void poison() { upload(std::vector<T>(count_, bits_as<T>(kPoisonBits))); }
-  std::vector<T> download() const {
-    std::vector<T> host(count_);
-    if (count_ > 0) {
-      CUDA_CHECK(cudaMemcpy(host.data(), storage_.get() + guard_, count_ * sizeof(T),
-                            cudaMemcpyDeviceToHost));
-    }
-    return host;
-  }
-
-  GuardReport check_guards() const {
-    std::vector<T> all = storage_.download();
-    GuardReport report;
-    for (size_t i = 0; i < guard_; ++i) {
-      if (bits_of(all[guard_ - 1 - i]) != kCanaryBits) {
-        if (report.before == 0) report.nearest_before = i + 1;
-        ++report.before;
+  GuardReport check() const {
+    GuardReport r;
+    if (guard_ == 0) return r;
+    std::vector<uint32_t> before(guard_ / 4), after(guard_ / 4);
+    CUDA_CHECK(cudaMemcpy(before.data(), storage_.get(), guard_, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(after.data(), storage_.get() + guard_ + round4(bytes_), guard_,
+                          cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < before.size(); ++i) {
+      if (before[before.size() - 1 - i] != kCanaryBits) {
+        if (r.before == 0) r.nearest_before = i + 1;
+        ++r.before;
       }
-      if (bits_of(all[guard_ + count_ + i]) != kCanaryBits) {
-        if (report.after == 0) report.first_after = i;
-        ++report.after;
+      if (after[i] != kCanaryBits) {
+        if (r.after == 0) r.first_after = i;
+        ++r.after;
       }
     }
-    return report;
+    return r;
   }
 
  private:
-  size_t count_;
+  static size_t round4(size_t b) { return (b + 3) / 4 * 4; }
+  size_t bytes_;
   size_t guard_;
-  DeviceBuffer<T> storage_;
+  DeviceBuffer<char> storage_;
 };
 
 }  // namespace labkit
