@@ -308,7 +308,7 @@ def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
 def _perf_result(p, **changes) -> PerfResult:
     base = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
                       label=p.metric_label or p.metric, name=p.name, benchmark=p.benchmark,
-                      metric_name=p.metric, bands=p.bands)
+                      metric_name=p.metric, bands=p.bands, reference=p.reference)
     return dataclasses.replace(base, **changes)
 
 
