@@ -174,16 +174,14 @@ def map_figure(where: wheremap.WhereMap, alt: str) -> str:
     n_rows, n_cols = len(codes), len(codes[0])
     ext_rows, ext_cols = wheremap.extent(where)
     if where.kind == "vector":
-        width, height = 6.5, 1.1
+        width, height = 6.5, 0.5
     else:
         aspect = (n_rows / n_cols) if n_cols else 1
-        width = 5.2
-        height = min(max(width * aspect, 1.2), 6.5)
+        width = 4.4
+        height = min(max(width * aspect, 1.2), 5.5)
     fig, ax = plt.subplots(figsize=(width, height + 0.6))
     ax.imshow(codes, cmap=ListedColormap(MAP_COLOURS), vmin=0, vmax=3, interpolation="nearest",
               aspect="auto", extent=(0, ext_cols, ext_rows, 0))
-    ax.set_xlim(0, where.cols)
-    ax.set_ylim(where.rows, 0)
     for side in ("top", "right"):
         ax.spines[side].set_visible(True)
     if where.kind == "vector":
@@ -201,6 +199,9 @@ def map_figure(where: wheremap.WhereMap, alt: str) -> str:
             ax.set_yticks([r * where.cell_rows for r in range(n_rows + 1)], minor=True)
         ax.grid(which="minor", color="white", linewidth=0.5)
         ax.tick_params(which="minor", length=0)
+    # After the ticks, which would widen the view: a last, partial cell is cut at the extent.
+    ax.set_xlim(0, where.cols)
+    ax.set_ylim(where.rows, 0)
     counts = where.counts()
     handles = [Patch(color=MAP_COLOURS[i], label=f"{wheremap.MEANING[c]} ({counts[c]})")
                for i, c in enumerate(wheremap.MAP_CHARS)]
