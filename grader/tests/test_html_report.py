@@ -242,3 +242,41 @@ class CommandLine(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Ceilings(unittest.TestCase):
+    """grade.measure_ceilings: the figures of labkit_gpu_ceilings, or {'error': why}, never an
+    exception, whatever the tool does."""
+
+    def measure(self, script: str | None, build_ok: bool = True) -> dict:
+        from unittest import mock
+        from grader import grade
+        from grader.results import BuildResult
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            if script is not None:
+                tool = d / grade.CEILINGS
+                tool.write_text("#!/bin/sh\n" + script)
+                tool.chmod(0o755)
+            with mock.patch.object(grade.build, "build_targets",
+                                   return_value=BuildResult(ok=build_ok, log="error: x")), \
+                    mock.patch.object(grade.gpulock, "DEFAULT_LOCK", d / "lock"):
+                return grade.measure_ceilings(d, d / "labkit_gpu_info", None)
+
+    def test_figures(self):
+        c = self.measure('echo \'{"sgemm_gflops": 51000.5, "copy_gbps": 4100, "sgemm_n": 4096, '
+                         '"note": "x", "bad": true}\'\n')
+        self.assertEqual(c, {"sgemm_gflops": 51000.5, "copy_gbps": 4100.0, "sgemm_n": 4096.0})
+
+    def test_every_failure_is_an_error_entry(self):
+        cases = {
+            "did not build": self.measure("", build_ok=False),
+            "No such file": self.measure(None),
+            "exited 77": self.measure("echo 'no CUDA GPU' >&2; exit 77\n"),
+            "JSONDecodeError": self.measure("echo not json\n"),
+            "no usable figures": self.measure('echo \'{"sgemm_gflops": 0, "copy_gbps": 1}\'\n'),
+        }
+        for words, c in cases.items():
+            with self.subTest(words=words):
+                self.assertEqual(list(c), ["error"])
+                self.assertIn(words, c["error"])
