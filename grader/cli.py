@@ -89,7 +89,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
-    _report_flags(g, ("gradescope", "junit", "markdown"), stdout=False)
+    _report_flags(g, ("gradescope", "junit", "markdown", "html"), stdout=False)
     r = sub.add_parser("report", help="render reports from results files",
                        description="Renders results files written by `grade` as Gradescope's "
                                    "results.json, JUnit XML, a Markdown summary or a CSV "
@@ -97,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
                                    "prints the console report of each file.")
     r.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
                    help="results files written by `python3 -m grader grade -o`")
-    _report_flags(r, ("gradescope", "junit", "markdown", "csv"), stdout=True)
+    _report_flags(r, ("gradescope", "junit", "markdown", "csv", "html", "class_page"),
+                  stdout=True)
     r.add_argument("--name-from", choices=("submission", "folder", "file"), default="submission",
                    help="name of a submission in the CSV and the Markdown: the submission path "
                         "recorded in its results (default), the name of the folder holding the "
@@ -112,12 +113,21 @@ _REPORT_HELP = {
     "junit": "JUnit XML, a testsuite per lab and group (one submission)",
     "markdown": "a Markdown summary, e.g. $GITHUB_STEP_SUMMARY",
     "csv": "a CSV gradebook, one row per results file",
+    "html": "an HTML page of one submission: scores, failing tests with their where maps "
+            "drawn, performance and a roofline (needs matplotlib)",
+    "class_page": "an HTML class page of a batch: score histograms, the hidden tests that fail "
+                  "most, speed histograms (needs matplotlib)",
 }
+
+
+def flag(fmt: str) -> str:
+    """The option of a report format: 'class_page' is --class-page."""
+    return "--" + fmt.replace("_", "-")
 
 
 def _report_flags(parser, formats, stdout: bool) -> None:
     for fmt in formats:
-        parser.add_argument(f"--{fmt}", type=Path, metavar="FILE",
+        parser.add_argument(flag(fmt), type=Path, metavar="FILE", dest=fmt,
                             help=_REPORT_HELP[fmt] + (" ('-': standard output)" if stdout else ""))
 
 
@@ -146,7 +156,7 @@ def check_output_path(path: Path, flag: str = "--output",
 
 
 _EXAMPLES = {"gradescope": "results.json", "junit": "junit.xml", "markdown": "summary.md",
-             "csv": "gradebook.csv"}
+             "csv": "gradebook.csv", "html": "report.html", "class_page": "class.html"}
 
 
 def report_targets(args, formats, taken: dict, stdout: bool = False) -> dict:
@@ -160,18 +170,21 @@ def report_targets(args, formats, taken: dict, stdout: bool = False) -> dict:
             continue
         if str(path) == "-":
             if not stdout:
-                raise GraderError(f"--{fmt}: name a file (standard output is the console "
+                raise GraderError(f"{flag(fmt)}: name a file (standard output is the console "
                                   f"report's; `python3 -m grader report` can write to it)")
             if "-" in targets.values():
                 raise GraderError("only one report can go to standard output ('-')")
             targets[fmt] = "-"
             continue
-        checked = check_output_path(path, f"--{fmt}", _EXAMPLES[fmt])
+        checked = check_output_path(path, flag(fmt), _EXAMPLES[fmt])
         if str(checked) in seen:
-            raise GraderError(f"--{fmt}: {checked} is also {seen[str(checked)]}; name another "
+            raise GraderError(f"{flag(fmt)}: {checked} is also {seen[str(checked)]}; name another "
                               f"file")
-        seen[str(checked)] = f"--{fmt}"
+        seen[str(checked)] = flag(fmt)
         targets[fmt] = checked
+    if any(fmt in ("html", "class_page") for fmt in targets):
+        from grader import html_report
+        html_report.require_matplotlib()   # exit 2 now, naming the install, not after grading
     return targets
 
 
@@ -185,7 +198,8 @@ def write_reports(named: list, targets: dict, written: list) -> list:
         try:
             text = reports.render(fmt, named)
         except Exception as e:   # a bug in a renderer: the other reports are still written
-            errors.append(f"--{fmt}: the report could not be rendered: {type(e).__name__}: {e}")
+            errors.append(f"{flag(fmt)}: the report could not be rendered: "
+                          f"{type(e).__name__}: {e}")
             continue
         try:
             if targets[fmt] == "-":
@@ -194,9 +208,9 @@ def write_reports(named: list, targets: dict, written: list) -> list:
             else:
                 write_output(targets[fmt], text)
         except GraderError as e:
-            errors.append(f"--{fmt}: {e.message}")
+            errors.append(f"{flag(fmt)}: {e.message}")
         except OSError as e:
-            errors.append(f"--{fmt}: cannot write to standard output: {e.strerror}")
+            errors.append(f"{flag(fmt)}: cannot write to standard output: {e.strerror}")
         else:
             written.append(fmt)
     return errors
@@ -280,7 +294,7 @@ def _grade(args, written: list) -> int:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
     configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
     output = check_output_path(args.output)
-    targets = report_targets(args, ("gradescope", "junit", "markdown"),
+    targets = report_targets(args, ("gradescope", "junit", "markdown", "html"),
                              taken={output: "the results JSON (--output)"})
     secret = read_secret(args.secret_file)
     build_dir = args.build_dir.resolve()
@@ -340,8 +354,8 @@ def _report(args, written: list) -> int:
 
     single = [f for f in reports.SINGLE if getattr(args, f) is not None]
     if single and len(args.results) != 1:
-        raise GraderError(f"--{single[0]} renders one results file, got {len(args.results)} "
-                          f"(--markdown and --csv take several)")
+        raise GraderError(f"{flag(single[0])} renders one results file, got "
+                          f"{len(args.results)} (--markdown, --csv and --class-page take several)")
     targets = report_targets(args, reports.FORMATS, stdout=True,
                              taken={p: "a results file read" for p in args.results})
     named = []

@@ -34,6 +34,7 @@ class Performance:
     timeout_s: float = 300.0
     name: str = ""       # shown in the report; default: the benchmark's name
     bands: int = 4       # points move in `bands` equal steps between floor and target
+    reference: float | None = None   # the reference solution's measured metric (HTML report)
 
 
 DEFAULT_MAX_FILE_KIB = 256
@@ -140,6 +141,12 @@ def _performance_entries(value, where: str) -> tuple:
         label_text = p.get("metric_label", "")
         if not isinstance(label_text, str):
             raise GraderError(f"{w}: 'metric_label' must be str, got {label_text!r}")
+        reference = p.get("reference")
+        if reference is not None and (isinstance(reference, bool)
+                                      or not isinstance(reference, (int, float))
+                                      or not math.isfinite(reference) or reference <= 0):
+            raise GraderError(f"{w}: 'reference' (the solution's measured {p.get('metric', 'metric')}) "
+                              f"must be a positive number, got {reference!r}")
         perf = Performance(
             points=_require(p, "points", float, w),
             benchmark=benchmark,
@@ -150,6 +157,7 @@ def _performance_entries(value, where: str) -> tuple:
             timeout_s=_seconds(p, "timeout_s", 300, w),
             name=name,
             bands=bands,
+            reference=None if reference is None else float(reference),
         )
         if not 0 <= perf.points < math.inf:
             raise GraderError(f"{w}: points must be >= 0")

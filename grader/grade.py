@@ -25,6 +25,7 @@ from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, Pe
                             PolicyReport)
 
 GPU_INFO = "labkit_gpu_info"
+CEILINGS = "labkit_gpu_ceilings"   # the HTML report's roofline ceilings (no student code)
 PR_SET_DUMPABLE = 4
 
 # The overall status when labs differ, first match wins, and the exit code it gives.
@@ -196,6 +197,10 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
         return
 
+    if run_performance and any(cfg.performance for cfg, _, _ in built):
+        progress("measuring the GPU's ceilings (for the HTML report's roofline)")
+        gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
+
     # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
     sanitizer = judge.find_sanitizer()
     for cfg, lab, lab_paths in built:
@@ -203,6 +208,33 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
         grade_lab(cfg, lab, lab_paths, hashes, run_performance, progress,
                   sanitize=sanitize, sanitizer=sanitizer)
+
+
+def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None) -> dict:
+    """The roofline's ceilings on this GPU (labkit_gpu_ceilings: cuBLAS SGEMM GFLOP/s, copy
+    GB/s), measured before any student code runs, for the HTML report only: no points depend
+    on them. Never raises: whatever goes wrong is {'error': why}, and the chart says so."""
+    try:
+        built = build.build_targets(build_dir, [CEILINGS], jobs)
+        if not built.ok:
+            return {"error": f"{CEILINGS} did not build: {built.log.strip()[-300:]}"}
+        binary = gpu_info.parent / CEILINGS   # built beside labkit_gpu_info (common/)
+        with gpulock.gpu_lock():
+            with judge.private_dir() as cwd:
+                proc = runner.run([str(binary)], 120, cwd=str(cwd),
+                                  base_env=judge.scrubbed_env())
+        if proc.timed_out:
+            return {"error": f"{CEILINGS} did not finish within 120 s"}
+        if proc.returncode != 0:
+            return {"error": f"{CEILINGS} exited {proc.returncode}: {proc.output.strip()[-300:]}"}
+        data = json.loads(proc.stdout.strip().splitlines()[-1])
+        out = {k: float(v) for k, v in data.items()
+               if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+        if not (out.get("sgemm_gflops", 0) > 0 and out.get("copy_gbps", 0) > 0):
+            return {"error": f"{CEILINGS} printed no usable figures: {proc.stdout.strip()[-200:]}"}
+        return out
+    except Exception as e:   # a chart's input: never worth a failed grading
+        return {"error": f"{CEILINGS}: {type(e).__name__}: {e}"}
 
 
 def _record(hashes: judge.BinaryHashes, name: str, path: Path) -> str:
@@ -308,7 +340,7 @@ def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
 def _perf_result(p, **changes) -> PerfResult:
     base = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
                       label=p.metric_label or p.metric, name=p.name, benchmark=p.benchmark,
-                      metric_name=p.metric, bands=p.bands)
+                      metric_name=p.metric, bands=p.bands, reference=p.reference)
     return dataclasses.replace(base, **changes)
 
 

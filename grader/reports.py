@@ -618,13 +618,14 @@ def gradebook(named: list) -> str:
 # ---------------------------------------------------------------------------------------------
 # Every format, for the command line
 
-FORMATS = ("gradescope", "junit", "markdown", "csv")
-SINGLE = ("gradescope", "junit")   # the formats of one submission only
+FORMATS = ("gradescope", "junit", "markdown", "csv", "html", "class_page")
+SINGLE = ("gradescope", "junit", "html")   # the formats of one submission only
+HTML = ("html", "class_page")   # rendered by grader/html_report.py, which needs matplotlib
 
 
 def render(fmt: str, named: list) -> str:
     """The text of format `fmt` for `named`, [(name, GradeResult)]: one submission for the
-    formats in SINGLE, any number for 'markdown' and 'csv'."""
+    formats in SINGLE, any number for 'markdown', 'csv' and 'class_page'."""
     if fmt in SINGLE and len(named) != 1:
         raise ValueError(f"the {fmt} report is of one submission, got {len(named)}")
     if fmt == "gradescope":
@@ -635,4 +636,9 @@ def render(fmt: str, named: list) -> str:
         return markdown_many(named)
     if fmt == "csv":
         return gradebook(named)
+    if fmt in HTML:   # imported here: nothing else in the grader needs matplotlib
+        from grader import html_report
+        if fmt == "html":
+            return html_report.submission_page(named[0][1], named[0][0])
+        return html_report.class_page(named)
     raise ValueError(f"unknown report format {fmt!r}")

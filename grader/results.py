@@ -59,6 +59,7 @@ class PerfResult:
     band: int | None = None   # 0..bands once measured
     metric_lo: float | None = None   # the benchmark's 95% interval of the metric, when given
     metric_hi: float | None = None   # (counters '<metric>_lo', '<metric>_hi')
+    reference: float | None = None   # grading.toml's `reference`: the solution's metric, if given
 
 
 @dataclasses.dataclass

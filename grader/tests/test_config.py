@@ -103,6 +103,19 @@ class ParseGoodTest(unittest.TestCase):
         self.assertEqual(p.bands, 4)
         self.assertEqual(p.timeout_s, 300.0)
 
+    def test_reference_is_optional_and_positive(self):
+        data = good()
+        self.assertIsNone(parse_lab_config("x", data).performance[0].reference)
+        data["performance"]["reference"] = 2
+        (p,) = parse_lab_config("x", data).performance
+        self.assertEqual(p.reference, 2.0)
+        self.assertIsInstance(p.reference, float)
+        for bad in (0, -1.5, True, "0.9", float("inf"), float("nan")):
+            data["performance"]["reference"] = bad
+            with self.subTest(reference=bad), self.assertRaises(GraderError) as cm:
+                parse_lab_config("x", data)
+            self.assertIn("'reference'", cm.exception.message)
+
     def test_zero_points_and_zero_floor_are_allowed(self):
         data = good()
         data["correctness"][0]["points"] = 0

@@ -483,7 +483,11 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual((r.points, r.max_points), (90.0, 100.0))
         self.assertEqual(self.calls, [("configure", [LAB]), ("build", ["labkit_gpu_info"]),
                                       ("build", [f"{LAB}_student"]),
-                                      ("build", [f"{LAB}_worker", f"{LAB}_test", f"{LAB}_bench"])])
+                                      ("build", [f"{LAB}_worker", f"{LAB}_test", f"{LAB}_bench"]),
+                                      ("build", ["labkit_gpu_ceilings"])])
+        # The roofline's ceilings: no such tool in the fake build, so no ceilings, no failure.
+        self.assertEqual(list(r.gpu["ceilings"]), ["error"])
+        self.assertIn("labkit_gpu_ceilings", r.gpu["ceilings"]["error"])
         self.assertEqual(lab.binaries, {
             f"{LAB}_test": judge.file_sha256(self.fake.test_bin),
             f"{LAB}_bench": judge.file_sha256(self.fake.bench_bin),
