@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/gpu.hpp"
 
 namespace {
@@ -37,15 +39,6 @@ void cublas_check(cublasStatus_t s, const char* what) {
                              std::to_string(static_cast<int>(s)));
   }
 }
-
-// Device memory freed on every path out.
-struct DeviceBuffer {
-  void* p = nullptr;
-  explicit DeviceBuffer(size_t bytes) { CUDA_CHECK(cudaMalloc(&p, bytes)); }
-  ~DeviceBuffer() { cudaFree(p); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
 
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
@@ -80,13 +73,6 @@ double median_ms(cudaStream_t stream, F&& call) {
   return ms[ms.size() / 2];
 }
 
-__global__ void fill(float* x, size_t n, float v) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    x[i] = v + static_cast<float>(i % 7) * 0.125f;
-  }
-}
-
 int run() {
   cudaStream_t stream;
   CUDA_CHECK(cudaStreamCreate(&stream));
@@ -95,13 +81,11 @@ int run() {
     ~StreamGuard() { cudaStreamDestroy(s); }
   } stream_guard{stream};
 
-  // SGEMM: C = A B, n x n, inputs of non-zero values (a GPU may clock differently on zeros).
+  // SGEMM: C = A B, n x n, on random inputs (a GPU may clock differently on zeros).
   const size_t elems = size_t{kN} * kN;
-  DeviceBuffer a(elems * sizeof(float)), b(elems * sizeof(float)), c(elems * sizeof(float));
-  fill<<<1024, 256, 0, stream>>>(static_cast<float*>(a.p), elems, 0.5f);
-  LABKIT_CHECK_LAUNCH();
-  fill<<<1024, 256, 0, stream>>>(static_cast<float*>(b.p), elems, -0.25f);
-  LABKIT_CHECK_LAUNCH();
+  labkit::DeviceBuffer<float> a(elems), b(elems), c(elems);
+  labkit::fill_uniform_f32(a.get(), elems, 1, -1.0f, 1.0f, stream);
+  labkit::fill_uniform_f32(b.get(), elems, 2, -1.0f, 1.0f, stream);
   cublasHandle_t handle;
   cublas_check(cublasCreate(&handle), "cublasCreate");
   struct HandleGuard {
@@ -113,17 +97,16 @@ int run() {
   const float alpha = 1.0f, beta = 0.0f;
   const double gemm_ms = median_ms(stream, [&] {
     cublas_check(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &alpha,
-                             static_cast<const float*>(a.p), kN, static_cast<const float*>(b.p),
-                             kN, &beta, static_cast<float*>(c.p), kN),
+                             a.get(), kN, b.get(),
+                             kN, &beta, c.get(), kN),
                  "cublasSgemm");
   });
 
   // Copy: 1 GiB device to device.
-  DeviceBuffer src(kCopyBytes), dst(kCopyBytes);
-  fill<<<1024, 256, 0, stream>>>(static_cast<float*>(src.p), kCopyBytes / sizeof(float), 1.0f);
-  LABKIT_CHECK_LAUNCH();
+  labkit::DeviceBuffer<float> src(kCopyBytes / sizeof(float)), dst(kCopyBytes / sizeof(float));
+  labkit::fill_uniform_f32(src.get(), src.size(), 3, -1.0f, 1.0f, stream);
   const double copy_ms = median_ms(stream, [&] {
-    CUDA_CHECK(cudaMemcpyAsync(dst.p, src.p, kCopyBytes, cudaMemcpyDeviceToDevice, stream));
+    CUDA_CHECK(cudaMemcpyAsync(dst.get(), src.get(), kCopyBytes, cudaMemcpyDeviceToDevice, stream));
   });
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
