@@ -64,6 +64,7 @@ def main() -> int:
     append("FAKE_GRADE_CALLS", {"sub": name, "pid": os.getpid(), "argv": sys.argv[1:]})
 
     import fcntl
+    Path(args.build_dir).mkdir(parents=True, exist_ok=True)
     with open(Path(args.build_dir) / "fake-in-use", "a+") as marker:
         try:
             fcntl.flock(marker, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -129,6 +129,8 @@ class RecipeTest(unittest.TestCase):
 
     def test_on_a_one_node_slurm(self):
         why = can_run_slurm()
+        if why and os.environ.get("LABS_REQUIRE_SLURM") == "1":
+            self.fail(f"LABS_REQUIRE_SLURM=1 (CI), but no local Slurm: {why}")
         if why:
             self.skipTest(f"no local Slurm: {why}; the fake-sbatch test covers the recipe")
         env = self.env()
