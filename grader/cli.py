@@ -1,8 +1,10 @@
-"""Command line: python3 -m grader grade [LAB ...] [options] | report RESULTS.json... | list."""
+"""Command line: python3 -m grader grade [LAB ...] [options] | report RESULTS.json... | list |
+batch SUBMISSIONS -o OUT | batch-merge OUT."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
@@ -13,7 +15,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.config import discover_labs, load_lab_config, resolve_labs
-from grader.errors import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, GraderError
+from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
 from grader.seeds import MAX_SEED, SECRET_ENV, secret_from_env
 
 REPO = Path(__file__).resolve().parent.parent
@@ -104,7 +106,55 @@ def _parser() -> argparse.ArgumentParser:
                         "recorded in its results (default), the name of the folder holding the "
                         "results file, or the results file's name less .json")
     sub.add_parser("list", help="list the labs")
+    _batch_parsers(sub)
     return p
+
+
+def _batch_parsers(sub) -> None:
+    b = sub.add_parser("batch", help="grade a folder of submissions (resumable; --shard for "
+                                     "a Slurm array)",
+                       description="Grades every submission folder of SUBMISSIONS (a student "
+                                   "repository, <sub>/labs/<lab>/..., or a folder shaped like "
+                                   "labs/) with one grader process each: builds in parallel, "
+                                   "the GPU part one submission at a time per GPU. Resumes: a "
+                                   "submission whose graded files have not changed since its "
+                                   "last grading is skipped. Writes OUT/results/<name>.json, "
+                                   "OUT/gradebook.csv and, with the HTML reports, "
+                                   "OUT/class.html (docs/instructor-guide.md).")
+    b.add_argument("submissions", type=Path, metavar="SUBMISSIONS",
+                   help="a folder holding one folder per submission")
+    b.add_argument("--output", "-o", type=Path, required=True, metavar="OUT",
+                   help="the batch's folder: results, logs, state, gradebook (created)")
+    b.add_argument("--labs", nargs="+", metavar="LAB", default=[],
+                   help="labs to grade (default: all)")
+    b.add_argument("--gpus", metavar="IDS",
+                   help="CUDA devices to use, e.g. 0,1 (default: $CUDA_VISIBLE_DEVICES, else "
+                        "every GPU nvidia-smi lists); each is a worker of its own")
+    b.add_argument("--jobs", "-j", type=jobs_arg, default=None,
+                   help="grader processes at once (default: 3 per GPU, at most one per CPU)")
+    b.add_argument("--build-jobs", type=jobs_arg, default=None,
+                   help="build jobs of each grader process (default: CPUs / --jobs)")
+    b.add_argument("--shard", metavar="I/N",
+                   help="grade only shard I of N (0 <= I < N: every N-th submission in name "
+                        "order, from the I-th); the gradebook is then left to batch-merge")
+    b.add_argument("--seed", type=seed_arg, metavar="N", help="as for grade")
+    b.add_argument("--secret-file", type=Path, metavar="PATH", help="as for grade")
+    b.add_argument("--no-performance", action="store_true", help="as for grade")
+    b.add_argument("--no-sanitize", action="store_true", help="as for grade")
+    b.add_argument("--timeout", type=seconds_arg, metavar="S",
+                   help="seconds one submission's grading may take before it is stopped and "
+                        "listed as failed (default: 3600)")
+    b.add_argument("--build-root", type=Path, metavar="DIR",
+                   help="where the reused build directories go (default: build/batch)")
+    m = sub.add_parser("batch-merge", help="one gradebook from the results of batch shards",
+                       description="Writes OUT/gradebook.csv (and OUT/class.html, with the HTML "
+                                   "reports) over every submission graded into OUT, e.g. by "
+                                   "the tasks of a Slurm array; lists those that failed and, "
+                                   "with --submissions, those never graded. Exit 0 when every "
+                                   "submission has a final result, 1 otherwise.")
+    m.add_argument("output", type=Path, metavar="OUT", help="the batch's folder")
+    m.add_argument("--submissions", type=Path, metavar="SUBMISSIONS",
+                   help="the submissions folder: every submission in it gets a row")
 
 
 _REPORT_HELP = {
@@ -379,13 +429,95 @@ def cmd_list(_args) -> int:
     return EXIT_OK
 
 
+def cmd_batch(args) -> int:
+    from grader import batch
+    labs = resolve_labs(REPO / "labs", args.labs)
+    if not labs:
+        raise GraderError("no labs to grade (no labs/*/grading.toml)")
+    configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
+    subs = batch.discover(args.submissions)
+    total = len(subs)
+    if args.shard:
+        try:
+            index, count = batch.parse_shard(args.shard)
+        except ValueError as e:
+            raise GraderError(f"--shard: {e}") from None
+        subs = batch.shard(subs, index, count)
+    try:
+        gpus = batch.parse_gpus(args.gpus) if args.gpus else batch.detect_gpus()
+    except ValueError as e:
+        raise GraderError(str(e)) from None
+    jobs = args.jobs or batch.default_jobs(gpus)
+    if args.secret_file is not None:
+        read_secret(args.secret_file)   # readable, or the error now rather than per submission
+    opts = batch.Options(labs=labs, configs=configs, jobs=jobs, gpus=gpus,
+                         build_jobs=args.build_jobs or max(1, (os.cpu_count() or 1) // jobs),
+                         seed=args.seed,
+                         secret_file=args.secret_file.resolve() if args.secret_file else None,
+                         no_performance=args.no_performance, no_sanitize=args.no_sanitize,
+                         timeout_s=args.timeout or batch.DEFAULT_TIMEOUT_S)
+    if args.build_root is not None:
+        opts.build_root = args.build_root.resolve()
+    layout = batch.Layout(args.output.resolve())
+    layout.make()
+    where = f"shard {args.shard} of " if args.shard else ""
+    print(f"batch: {len(subs)} submissions ({where}{total} in {args.submissions}), labs "
+          f"{', '.join(labs)}; GPUs {', '.join(g or 'any' for g in gpus)}; {jobs} at once",
+          flush=True)
+    try:
+        summary = batch.run_batch(subs, layout, opts, total_in_folder=total)
+    except batch.Interrupted as e:
+        print(f"batch: interrupted ({e}); every grader stopped. What finished is kept: run the "
+              f"same command again to resume.", file=sys.stderr)
+        return 130
+    name = f"summary-shard-{args.shard.replace('/', '-of-')}.json" if args.shard else "summary.json"
+    batch.atomic_write(layout.out / name, json.dumps(summary, indent=2) + "\n")
+    rate = summary["per_hour"]
+    print(f"batch: {summary['graded']} graded, {len(summary['failed'])} failed, "
+          f"{summary['skipped']} already done, in {summary['wall_s']:.0f} s"
+          + (f": {rate:g} submissions per hour" if rate else ""))
+    for f in summary["failed"]:
+        print(f"batch: FAILED {f['name']}: {f['outcome']}: {f['reason']} (log: "
+              f"{layout.out / f['log']})")
+    if not args.shard:
+        merged = batch.merge(layout, [s.name for s in subs])
+        print(f"batch: gradebook {merged['csv']}"
+              + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
+    if summary["failed"] and all(f["outcome"] == "no_gpu" for f in summary["failed"]) \
+            and not summary["graded"]:
+        return EXIT_NO_GPU
+    return EXIT_INTERNAL if summary["failed"] else EXIT_OK
+
+
+def cmd_batch_merge(args) -> int:
+    from grader import batch
+    layout = batch.Layout(args.output.resolve())
+    if not layout.state.is_dir():
+        raise GraderError(f"{layout.out} holds no batch results (no state/ folder)")
+    names = None
+    if args.submissions is not None:
+        names = [s.name for s in batch.discover(args.submissions)]
+    merged = batch.merge(layout, names)
+    print(f"batch-merge: {merged['rows']} submissions, gradebook {merged['csv']}"
+          + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
+    states = layout.all_states()
+    for name in merged["failed"]:
+        st = states.get(name, {})
+        print(f"batch-merge: FAILED {name}: {st.get('outcome')}: {st.get('reason')}")
+    for name in merged["missing"]:
+        print(f"batch-merge: NOT GRADED {name}: no result under {layout.out} (a shard that did "
+              f"not run or did not finish?)")
+    return EXIT_INTERNAL if merged["failed"] or merged["missing"] else EXIT_OK
+
+
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:   # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_USAGE
     try:
-        return {"grade": cmd_grade, "report": cmd_report, "list": cmd_list}[args.command](args)
+        return {"grade": cmd_grade, "report": cmd_report, "list": cmd_list, "batch": cmd_batch,
+                "batch-merge": cmd_batch_merge}[args.command](args)
     except GraderError as e:
         print(f"grader: error: {e.message}", file=sys.stderr)
         return e.exit_code

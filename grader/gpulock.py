@@ -16,6 +16,8 @@ DEFAULT_LOCK = Path(os.environ.get("LABS_GPU_LOCK", "/tmp/cuda-labs-gpu.lock"))
 @contextlib.contextmanager
 def gpu_lock(shared: bool = False, path: Path | None = None):
     path = path or DEFAULT_LOCK
+    if os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1":
+        shared = False
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as f:
         fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)

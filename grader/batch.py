@@ -1,0 +1,752 @@
+"""Batch grading: every submission of a folder, graded on one machine, resumable.
+
+    python3 -m grader batch SUBMISSIONS -o OUT [--labs ...] [--gpus 0,1] [--jobs N]
+                                              [--shard I/N] [--seed N] [--timeout S]
+    python3 -m grader batch-merge OUT [--submissions SUBMISSIONS]
+
+SUBMISSIONS holds one folder per student: a cloned student repository (<sub>/labs/<lab>/...)
+or a folder shaped like labs/ (<sub>/<lab>/...). Each is graded by its own
+`python3 -m grader grade` process, started in a process group of its own, so that a submission
+that breaks the build, hangs or crashes the grader costs that submission only.
+
+How the machine is shared:
+  - up to --jobs grader processes run at once, each with a build directory of its own that is
+    kept and reused (build/batch/slot-K, claimed with a file lock, so two batches on one
+    machine never share one): builds run in parallel on the CPUs and only the student files
+    recompile from one submission to the next;
+  - each process is given one GPU (CUDA_VISIBLE_DEVICES) and that GPU's lock file
+    (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock for its tests
+    and its benchmarks (grader/gpulock.py), so the GPU part of the gradings runs one
+    submission at a time per GPU while the others build, and several GPUs are separate
+    workers.
+
+What is written under OUT:
+  results/<name>.json   the grader's results (moved into place once complete)
+  logs/<name>.log       the grader's console output
+  state/<name>.json     the outcome, keyed by the submission's content hash: the sha256 of the
+                        files the grader takes (each lab's student_files) and of the options
+                        that change a grade. Written atomically, after the results. A re-run
+                        skips every submission whose state has the same key and a final
+                        outcome, so an interrupted batch resumes where it stopped and a changed
+                        submission is graded again.
+  gradebook.csv         the CSV gradebook (grader/reports.py), one row per submission
+  class.html            the class page, when `report --class-page` exists in this grader
+  summary.json          counts, failures, wall time, submissions per hour
+
+Final outcomes (not graded again): graded, build_failed, rejected, bad_files. Anything else
+(the grader crashed or was killed, timed out, found no GPU, or an error of the harness) is
+listed as failed and tried again by the next run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader import __version__
+from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
+
+REPO = Path(__file__).resolve().parent.parent
+
+FINAL = ("graded", "build_failed", "rejected", "bad_files")
+STATE_VERSION = 1
+# A test hook: a command run instead of `python3 -m grader grade` (shlex-split; it gets the
+# same arguments). The batch's own tests and the Slurm recipe's test use a fake grader here.
+GRADER_ENV = "LABS_BATCH_GRADER"
+LOCK_DIR_ENV = "LABS_BATCH_LOCK_DIR"
+DEFAULT_TIMEOUT_S = 3600.0
+TERM_GRACE_S = 5.0
+_NAME_OK = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}")
+PR_SET_PDEATHSIG = 1
+
+
+# ------------------------------------------------------------------------------- submissions
+@dataclasses.dataclass
+class Submission:
+    name: str        # the folder's name; names the files under OUT
+    root: Path       # the folder
+    labs_dir: Path   # what `grade --submission` gets: <root>/labs, or <root> itself
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+
+def discover(folder: Path) -> list:
+    """Every submission folder of `folder`, sorted by name. Hidden entries (.git, .DS_Store),
+    plain files and symbolic links are skipped (a link could point at another student's
+    work); a name that cannot name a file safely is an error, as it would be in the CSV."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise GraderError(f"the submissions folder {folder} does not exist or is not a folder")
+    subs, bad = [], []
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
+            continue
+        if not _NAME_OK.fullmatch(entry.name):
+            bad.append(entry.name)
+            continue
+        root = Path(entry.path)
+        labs = root / "labs"
+        subs.append(Submission(entry.name, root,
+                               labs if labs.is_dir() and not labs.is_symlink() else root))
+    if bad:
+        raise GraderError(f"submission folder names must be letters, digits and ._@+- "
+                          f"(starting with a letter or digit), at most 128 characters; "
+                          f"rename: {', '.join(repr(b) for b in bad[:10])}"
+                          + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
+    return subs
+
+
+def parse_shard(text: str) -> tuple:
+    """'I/N' -> (I, N), 0 <= I < N (Slurm's array task id and count)."""
+    m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text or "")
+    if not m or not 0 <= int(m.group(1)) < int(m.group(2)):
+        raise ValueError(f"a shard is I/N with 0 <= I < N (e.g. 0/4 ... 3/4), got {text!r}")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shard(subs: list, index: int, count: int) -> list:
+    """The submissions of shard `index` of `count`: every count-th one of the list sorted by
+    name, starting at `index`. Every submission is in exactly one shard, provided that every
+    shard lists the same folder; the shards' sizes differ by at most one."""
+    ordered = sorted(subs, key=lambda s: s.name)
+    return ordered[index::count]
+
+
+def content_key(sub: Submission, configs: list, options: dict) -> str:
+    """sha256 of what decides the grade: each graded file of each lab (its bytes, or that it is
+    missing or not a plain file), the grading options and the grader's version. Other files of
+    the submission do not count: the grader never reads them."""
+    h = hashlib.sha256()
+    h.update(json.dumps({"v": STATE_VERSION, "grader": __version__, "options": options},
+                        sort_keys=True).encode())
+    for cfg in sorted(configs, key=lambda c: c.name):
+        for name in cfg.student_files:
+            path = sub.labs_dir / cfg.name / name
+            h.update(f"\0{cfg.name}/{name}\0".encode())
+            try:
+                if path.is_symlink() or not path.is_file():
+                    h.update(b"not a plain file" if path.exists() or path.is_symlink()
+                             else b"missing")
+                    continue
+                with open(path, "rb") as f:
+                    h.update(hashlib.sha256(f.read()).digest())
+            except OSError as e:
+                h.update(f"unreadable: {e.errno}".encode())
+    return h.hexdigest()
+
+
+# ------------------------------------------------------------------------------- files
+def atomic_write(path: Path, text: str) -> None:
+    """Written beside its name, flushed to disk, then renamed over it: a reader, or a run that
+    resumes after a kill, sees the old file or the whole new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Layout:
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.results = self.out / "results"
+        self.logs = self.out / "logs"
+        self.state = self.out / "state"
+
+    def make(self) -> None:
+        for d in (self.out, self.results, self.logs, self.state):
+            try:
+                d.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise GraderError(f"-o: cannot create {d}: {e.strerror}") from None
+
+    def result(self, name: str) -> Path:
+        return self.results / f"{name}.json"
+
+    def log(self, name: str) -> Path:
+        return self.logs / f"{name}.log"
+
+    def state_file(self, name: str) -> Path:
+        return self.state / f"{name}.json"
+
+    def read_state(self, name: str) -> dict | None:
+        try:
+            data = json.loads(self.state_file(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def all_states(self) -> dict:
+        found = {}
+        if self.state.is_dir():
+            for p in sorted(self.state.glob("*.json")):
+                data = self.read_state(p.stem)
+                if data is not None:
+                    found[p.stem] = data
+        return found
+
+    def is_done(self, name: str, key: str) -> bool:
+        st = self.read_state(name)
+        return (st is not None and st.get("key") == key and st.get("outcome") in FINAL
+                and self.result(name).is_file())
+
+
+# ------------------------------------------------------------------------------- machine
+def detect_gpus(environ=None) -> list:
+    """The GPUs to use, as CUDA_VISIBLE_DEVICES values: those already in CUDA_VISIBLE_DEVICES
+    (Slurm sets it to the task's GPUs), else every GPU nvidia-smi lists, else [None]: one
+    worker without a GPU setting (the grader then says there is no GPU)."""
+    environ = os.environ if environ is None else environ
+    visible = environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [v.strip() for v in visible.split(",") if v.strip()]
+        return ids or [None]
+    try:
+        proc = subprocess.run(["nvidia-smi", "--query-gpu=index", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return [None]
+    ids = [line.strip() for line in proc.stdout.splitlines() if line.strip().isdigit()]
+    return ids if proc.returncode == 0 and ids else [None]
+
+
+def parse_gpus(text: str) -> list:
+    ids = [v.strip() for v in text.split(",") if v.strip()]
+    if not ids or not all(re.fullmatch(r"[A-Za-z0-9:._-]+", v) for v in ids):
+        raise ValueError(f"--gpus takes CUDA device ids separated by commas (e.g. 0,1), "
+                         f"got {text!r}")
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"--gpus names a GPU twice: {text!r}")
+    return ids
+
+
+def default_jobs(gpus: list, cpus: int | None = None) -> int:
+    """Grader processes at once: three per GPU (one on the GPU, two building), at most one per
+    CPU, at least two."""
+    cpus = cpus or os.cpu_count() or 1
+    return max(1, min(cpus, max(2, 3 * len(gpus))))
+
+
+def gpu_lock_path(gpu: str | None, lock_dir: Path) -> Path:
+    tag = "any" if gpu is None else re.sub(r"[^A-Za-z0-9._-]", "_", gpu)
+    return lock_dir / f"cuda-labs-gpu-{tag}.lock"
+
+
+class BuildSlots:
+    """Build directories build/batch/slot-K, each claimed with an exclusive file lock for as
+    long as this batch runs, so that concurrent batches (two Slurm tasks on one node) never
+    build in one directory. Kept afterwards: the next batch reuses the configured trees."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.free, self.held = [], []
+
+    def claim(self, count: int) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        k = 0
+        while len(self.held) < count:
+            d = self.root / f"slot-{k}"
+            d.mkdir(exist_ok=True)
+            f = open(self.root / f"slot-{k}.lock", "a+")
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.close()
+            else:
+                self.held.append(f)
+                self.free.append(d)
+            k += 1
+
+    def take(self) -> Path:
+        return self.free.pop(0)
+
+    def give(self, d: Path) -> None:
+        self.free.append(d)
+
+    def release(self) -> None:
+        for f in self.held:
+            f.close()
+        self.held = []
+
+
+# ------------------------------------------------------------------------------- processes
+def _child_setup() -> None:
+    """In the grader process, before exec: die with the batch (should the batch be killed with
+    SIGKILL, its graders do not grade on unseen)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def _descendants(pid: int) -> set:
+    """Every process below `pid` (children in other process groups and sessions included, as
+    the grader's judges are), from /proc."""
+    children = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def kill_tree(proc: subprocess.Popen, grace_s: float = TERM_GRACE_S) -> None:
+    """Stops a grader and everything it started: SIGTERM to its process group and to the group
+    of every descendant (the judges run in sessions of their own), then SIGKILL to whatever
+    is left after `grace_s`."""
+    if proc.poll() is not None and not _descendants(proc.pid):
+        return
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        pids = {proc.pid} | _descendants(proc.pid)
+        groups = set()
+        for p in pids:
+            try:
+                groups.add(os.getpgid(p))
+            except OSError:
+                pass
+        groups.discard(os.getpgrp())
+        for g in groups:
+            try:
+                os.killpg(g, sig)
+            except OSError:
+                pass
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not _descendants(proc.pid):
+                break
+            time.sleep(0.05)
+        else:
+            continue
+        break
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def grader_command() -> list:
+    hook = os.environ.get(GRADER_ENV)
+    if hook:
+        return shlex.split(hook)
+    return [sys.executable, "-m", "grader", "grade"]
+
+
+# ------------------------------------------------------------------------------- progress
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+class Progress:
+    """done / running / failed and an ETA. On a terminal: one line per finished submission and
+    a status line redrawn below them; otherwise (a log, Slurm's output file) one plain line
+    per event, each carrying the counts."""
+
+    def __init__(self, total: int, skipped: int, stream=None, tty: bool | None = None,
+                 clock=time.monotonic):
+        self.stream = stream or sys.stdout
+        self.tty = self.stream.isatty() if tty is None else tty
+        self.total, self.skipped = total, skipped
+        self.clock = clock
+        self.t0 = clock()
+        self.done = self.failed = 0
+        self.running = {}
+        self._status_shown = False
+
+    @property
+    def finished_here(self) -> int:
+        return self.done + self.failed
+
+    def eta(self) -> float | None:
+        left = self.total - self.skipped - self.finished_here
+        if self.finished_here == 0 or left <= 0:
+            return 0.0 if left <= 0 else None
+        return (self.clock() - self.t0) / self.finished_here * left
+
+    def counts(self) -> str:
+        return (f"{self.skipped + self.done}/{self.total} done, {self.failed} failed, "
+                f"{len(self.running)} running, ETA {_duration(self.eta())}")
+
+    def _line(self, text: str) -> None:
+        if self.tty and self._status_shown:
+            self.stream.write("\r\033[K")
+        self.stream.write(text + "\n")
+        self._status_shown = False
+        if self.tty:
+            self._status()
+        self.stream.flush()
+
+    def _status(self) -> None:
+        names = ", ".join(list(self.running)[:3]) + (", ..." if len(self.running) > 3 else "")
+        text = f"[{self.counts()}]" + (f" grading: {names}" if names else "")
+        self.stream.write("\r\033[K" + text[:200])
+        self._status_shown = True
+
+    def refresh(self) -> None:
+        if self.tty:
+            self._status()
+            self.stream.flush()
+
+    def note(self, text: str) -> None:
+        self._line(f"batch: {text}")
+
+    def started(self, name: str, where: str) -> None:
+        self.running[name] = self.clock()
+        if self.tty:
+            self.refresh()
+        else:
+            self._line(f"batch: start  {name} ({where}) [{self.counts()}]")
+
+    def finished(self, name: str, ok: bool, text: str) -> None:
+        self.running.pop(name, None)
+        if ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        self._line(f"batch: {'done  ' if ok else 'FAILED'} {name}: {text} [{self.counts()}]")
+
+    def close(self) -> None:
+        if self.tty and self._status_shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._status_shown = False
+
+
+# ------------------------------------------------------------------------------- the batch
+@dataclasses.dataclass
+class Options:
+    labs: list                       # lab folder names
+    configs: list                    # their LabConfig
+    jobs: int
+    gpus: list
+    build_jobs: int
+    seed: int | None = None
+    secret_file: Path | None = None
+    no_performance: bool = False
+    no_sanitize: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    build_root: Path = REPO / "build" / "batch"
+    lock_dir: Path = Path(os.environ.get(LOCK_DIR_ENV, tempfile.gettempdir()))
+
+    def key_options(self) -> dict:
+        """The options that change a grade, for the content key."""
+        secret = None
+        if self.secret_file is not None:
+            try:
+                secret = hashlib.sha256(Path(self.secret_file).read_bytes()).hexdigest()
+            except OSError:
+                secret = "unreadable"
+        return {"labs": sorted(self.labs), "seed": self.seed, "secret": secret,
+                "no_performance": self.no_performance, "no_sanitize": self.no_sanitize}
+
+
+@dataclasses.dataclass
+class Running:
+    sub: Submission
+    key: str
+    proc: subprocess.Popen
+    slot: Path
+    gpu: str | None
+    tmp_result: Path
+    log: object
+    started: float
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _raise_interrupt(signum, _frame):
+    raise Interrupted(signal.Signals(signum).name)
+
+
+def outcome_of(rc: int | None, result: dict | None, timed_out: bool) -> tuple:
+    """(outcome, one-line reason) of one grader run. Final outcomes are the lab statuses that
+    a re-grading would give again; everything else is a failure, tried again next run."""
+    if timed_out:
+        return "timeout", "the grader ran past the batch's --timeout and was stopped"
+    if result is None:
+        if rc is not None and rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            return "crashed", f"the grader was killed by {name} and wrote no results"
+        return "crashed", f"the grader exited {rc} without writing results"
+    status = result.get("status")
+    if status == "no_gpu":
+        return "no_gpu", f"no CUDA GPU: {(result.get('message') or '').strip()[:200]}"
+    if status in FINAL:
+        labs = result.get("labs") or []
+        if status != "graded" and not labs:
+            return "error", (result.get("message") or status)[:300]
+        return status, ""
+    return "error", ((result.get("message") or f"status {status!r}").splitlines() or [""])[0][:300]
+
+
+def _points(result: dict | None) -> str:
+    if not result:
+        return ""
+    return f"{result.get('points', 0):g}/{result.get('max_points', 0):g}"
+
+
+def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | None = None,
+              total_in_folder: int | None = None) -> dict:
+    """Grades every submission of `subs` not already done; returns the summary (also written
+    to summary.json by the callers). Raises Interrupted after stopping every grader cleanly on
+    SIGINT or SIGTERM (what was finished is kept)."""
+    layout.make()
+    keys = {s.name: content_key(s, opts.configs, opts.key_options()) for s in subs}
+    todo = [s for s in subs if not layout.is_done(s.name, keys[s.name])]
+    skipped = len(subs) - len(todo)
+    progress = progress or Progress(len(subs), skipped)
+    if skipped:
+        progress.note(f"{skipped} of {len(subs)} submissions already graded (unchanged): "
+                      f"skipped")
+    slots = BuildSlots(opts.build_root)
+    slots.claim(min(opts.jobs, max(1, len(todo))))
+    opts.lock_dir.mkdir(parents=True, exist_ok=True)
+    running: list = []
+    per_gpu = {g: 0 for g in opts.gpus}
+    finished, failed = [], []
+    t0 = time.monotonic()
+    old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        queue = list(todo)
+        while queue or running:
+            while queue and slots.free:
+                sub = queue.pop(0)
+                gpu = min(opts.gpus, key=lambda g: per_gpu[g])
+                per_gpu[gpu] += 1
+                running.append(_start(sub, keys[sub.name], slots.take(), gpu, layout, opts))
+                progress.started(sub.name, f"GPU {gpu}" if gpu is not None else "GPU: any")
+            time.sleep(0.1)
+            progress.refresh()
+            for r in list(running):
+                timed_out = time.monotonic() - r.started > opts.timeout_s
+                if r.proc.poll() is None and not timed_out:
+                    continue
+                if timed_out:
+                    kill_tree(r.proc)
+                else:
+                    kill_tree(r.proc, grace_s=1.0)   # leave nothing behind it
+                running.remove(r)
+                per_gpu[r.gpu] -= 1
+                slots.give(r.slot)
+                row = _finish(r, layout, timed_out)
+                (finished if row["outcome"] in FINAL else failed).append(row)
+                progress.finished(r.sub.name, row["outcome"] in FINAL,
+                                  _describe(row))
+    except (Interrupted, KeyboardInterrupt) as e:
+        progress.close()
+        for r in running:
+            kill_tree(r.proc)
+            r.log.close()
+            try:
+                r.tmp_result.unlink()
+            except OSError:
+                pass
+        raise Interrupted(str(e) or "SIGINT") from None
+    finally:
+        for r in running:    # a bug above must not leave graders behind either
+            if r.proc.poll() is None:
+                kill_tree(r.proc)
+        for s, h in old.items():
+            signal.signal(s, h)
+        slots.release()
+        progress.close()
+    wall = time.monotonic() - t0
+    graded_here = len(finished) + len(failed)
+    return {"submissions": len(subs), "skipped": skipped, "graded": len(finished),
+            "failed": [{"name": f["name"], "outcome": f["outcome"], "reason": f["reason"],
+                        "log": f["log"]} for f in failed],
+            "wall_s": round(wall, 1),
+            "per_hour": round(graded_here / wall * 3600, 1) if graded_here and wall > 0 else None,
+            "gpus": [g for g in opts.gpus], "jobs": opts.jobs,
+            "total_in_folder": total_in_folder}
+
+
+def _describe(row: dict) -> str:
+    text = f"{row['outcome']}"
+    if row.get("points"):
+        text += f" {row['points']}"
+    text += f" in {_duration(row['seconds'])}"
+    if row.get("reason"):
+        text += f": {row['reason']} (log: {row['log']})"
+    return text
+
+
+def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layout,
+           opts: Options) -> Running:
+    tmp = layout.results / f".{sub.name}.json.part"
+    try:
+        tmp.unlink()
+    except OSError:
+        pass
+    cmd = grader_command() + ["-q", "-o", str(tmp), "--build-dir", str(slot),
+                              "--submission", str(sub.labs_dir), "--jobs", str(opts.build_jobs)]
+    if opts.seed is not None:
+        cmd += ["--seed", str(opts.seed)]
+    if opts.secret_file is not None:
+        cmd += ["--secret-file", str(opts.secret_file)]
+    if opts.no_performance:
+        cmd.append("--no-performance")
+    if opts.no_sanitize:
+        cmd.append("--no-sanitize")
+    cmd += list(opts.labs)
+    env = dict(os.environ)
+    env["LABS_GPU_LOCK"] = str(gpu_lock_path(gpu, opts.lock_dir))
+    env["LABS_GPU_LOCK_EXCLUSIVE"] = "1"
+    if gpu is not None:
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+    log = open(layout.log(sub.name), "w", encoding="utf-8")
+    log.write(f"# {shlex.join(cmd)}\n# GPU {gpu if gpu is not None else '(any)'}, build "
+              f"{slot}\n")
+    log.flush()
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                            preexec_fn=_child_setup)
+    return Running(sub, key, proc, slot, gpu, tmp, log, time.monotonic())
+
+
+def _finish(r: Running, layout: Layout, timed_out: bool) -> dict:
+    r.log.close()
+    seconds = round(time.monotonic() - r.started, 1)
+    result = None
+    if r.tmp_result.is_file() and not timed_out:
+        try:
+            result = json.loads(r.tmp_result.read_text(encoding="utf-8"))
+            if not isinstance(result, dict) or "labs" not in result:
+                result = None
+        except (OSError, ValueError):
+            result = None
+    outcome, reason = outcome_of(None if timed_out else r.proc.returncode, result, timed_out)
+    if result is not None:
+        os.replace(r.tmp_result, layout.result(r.sub.name))
+    else:
+        try:
+            r.tmp_result.unlink()
+        except OSError:
+            pass
+    row = {"name": r.sub.name, "key": r.key, "outcome": outcome, "reason": reason,
+           "rc": r.proc.returncode, "points": _points(result), "seconds": seconds,
+           "gpu": r.gpu, "submission": str(r.sub.root),
+           "log": os.path.relpath(layout.log(r.sub.name), layout.out),
+           "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if result is None and layout.result(r.sub.name).exists():
+        # an old results file of an earlier grading no longer matches this submission
+        layout.result(r.sub.name).unlink()
+    atomic_write(layout.state_file(r.sub.name), json.dumps(row, indent=2) + "\n")
+    return row
+
+
+# ------------------------------------------------------------------------------- merging
+def failed_result(name: str, state: dict | None) -> "object":
+    """A results object for a submission without results (crashed, timed out, never graded):
+    0 points and the reason, so that it still has its row in the gradebook."""
+    from grader.results import GradeResult
+    reason = "not graded" if state is None else f"{state.get('outcome')}: {state.get('reason')}"
+    return GradeResult(submission=name, seed=None, grader_version=__version__,
+                       status="not_graded" if state is None else str(state.get("outcome")),
+                       message=reason)
+
+
+def merge(layout: Layout, names: list | None = None, csv_path: Path | None = None,
+          class_page: Path | None = None, stream=None) -> dict:
+    """The gradebook (and the class page, when this grader has one) over every submission of
+    `names` (default: every state file under OUT), in name order. Returns {'rows', 'missing',
+    'failed', 'class_page'}."""
+    from grader import reports
+    stream = stream or sys.stdout
+    states = layout.all_states()
+    names = sorted(states) if names is None else sorted(names)
+    named, files, missing, failed = [], [], [], []
+    for name in names:
+        st = states.get(name)
+        path = layout.result(name)
+        result = None
+        if st is not None and path.is_file():
+            try:
+                result = reports.load_results(path)
+            except GraderError as e:
+                st = dict(st, outcome="error", reason=e.message)
+        if st is None:
+            missing.append(name)
+        elif st.get("outcome") not in FINAL:
+            failed.append(name)
+        if result is None:
+            result = failed_result(name, st)
+        else:
+            files.append(path)
+        named.append((name, result))
+    csv_path = csv_path or layout.out / "gradebook.csv"
+    atomic_write(csv_path, reports.gradebook(named))
+    page = None
+    if files and has_class_page():
+        page = class_page or layout.out / "class.html"
+        proc = subprocess.run([sys.executable, "-m", "grader", "report", *map(str, files),
+                               "--class-page", str(page)], cwd=REPO, capture_output=True,
+                              text=True)
+        if proc.returncode != 0:
+            print(f"batch: the class page was not written: "
+                  f"{(proc.stderr or proc.stdout).strip()[-500:]}", file=stream)
+            page = None
+    return {"rows": len(named), "csv": str(csv_path), "class_page": str(page) if page else None,
+            "missing": missing, "failed": failed}
+
+
+def has_class_page() -> bool:
+    """Whether this grader's `report` writes a class page (`--class-page`, from the HTML
+    reports; optional: the batch works without it)."""
+    from grader import cli
+    parser = cli._parser()
+    for action in parser._subparsers._group_actions:
+        report = action.choices.get("report")
+        if report is not None:
+            return any("--class-page" in a.option_strings for a in report._actions)
+    return False

@@ -1,0 +1,426 @@
+"""Batch grading (grader/batch.py, `python3 -m grader batch` and `batch-merge`), without a GPU:
+the grader is replaced by grader/tests/fake_grade.py ($LABS_BATCH_GRADER), which sleeps as a
+build and a GPU run would, holds the real GPU lock (grader/gpulock.py) and writes real results
+files. What is proven: sharding, resuming (skips what is done, re-grades what changed, after a
+SIGKILL of the batch too), Ctrl-C, the progress output, one GPU job per GPU at a time, and
+failures that cost their submission only.
+"""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from grader import batch
+from grader.config import load_lab_config
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = Path(__file__).resolve().parent / "fake_grade.py"
+LAB1, LAB5 = "01_naive_matmul", "05_reduction"
+
+
+def make_sub(root: Path, name: str, matmul: str = "ok", reduce: str = "ok",
+             repo_shaped: bool = True) -> Path:
+    base = root / name / "labs" if repo_shaped else root / name
+    (base / LAB1).mkdir(parents=True, exist_ok=True)
+    (base / LAB5).mkdir(parents=True, exist_ok=True)
+    (base / LAB1 / "matmul.cu").write_text(f"// {name}\n{matmul}\n")
+    (base / LAB5 / "reduce.cu").write_text(f"// {name}\n{reduce}\n")
+    return root / name
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie, dead but not yet reaped by its new parent, counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class Env:
+    """A submissions folder, an output folder, logs of the fake grader's calls and GPU runs."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        self.subs = tmp / "subs"
+        self.subs.mkdir()
+        self.out = tmp / "out"
+        self.calls = tmp / "calls.jsonl"
+        self.gpu_log = tmp / "gpu.jsonl"
+        self.locks = tmp / "locks"
+
+    def env(self, build_s=0.0, gpu_s=0.0, **extra) -> dict:
+        env = dict(os.environ)
+        env.pop("CUDA_VISIBLE_DEVICES", None)
+        env.update({batch.GRADER_ENV: f"{sys.executable} {FAKE}",
+                    batch.LOCK_DIR_ENV: str(self.locks),
+                    "FAKE_GRADE_CALLS": str(self.calls), "FAKE_GRADE_LOG": str(self.gpu_log),
+                    "FAKE_GRADE_BUILD_S": str(build_s), "FAKE_GRADE_GPU_S": str(gpu_s),
+                    "PYTHONPATH": str(REPO)})
+        env.update(extra)
+        return env
+
+    def argv(self, *more) -> list:
+        return [sys.executable, "-m", "grader", "batch", str(self.subs), "-o", str(self.out),
+                "--build-root", str(self.tmp / "build"), *more]
+
+    def run(self, *more, build_s=0.0, gpu_s=0.0, timeout=120, **extra):
+        return subprocess.run(self.argv(*more), cwd=REPO, capture_output=True, text=True,
+                              env=self.env(build_s, gpu_s, **extra), timeout=timeout)
+
+    def read(self, path: Path) -> list:
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+    def called(self) -> list:
+        return [c["sub"] for c in self.read(self.calls)]
+
+    def gradebook(self) -> dict:
+        import csv
+        rows = list(csv.DictReader(io.StringIO((self.out / "gradebook.csv").read_text())))
+        return {r["submission"]: r for r in rows}
+
+
+class BatchTestCase(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="batch-test-")
+        self.e = Env(Path(self._tmp.name))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def assertRan(self, proc, code=0):
+        self.assertEqual(proc.returncode, code,
+                         f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
+
+
+class ShardTest(unittest.TestCase):
+    def test_every_submission_in_exactly_one_shard(self):
+        for total in (0, 1, 2, 5, 17, 64):
+            subs = [batch.Submission(f"s{i:03d}", Path("/x"), Path("/x"))
+                    for i in reversed(range(total))]
+            for count in (1, 2, 3, 4, 7, 80):
+                shards = [batch.shard(subs, i, count) for i in range(count)]
+                names = [s.name for part in shards for s in part]
+                self.assertEqual(sorted(names), sorted(s.name for s in subs),
+                                 f"{total} submissions in {count} shards: each exactly once")
+                self.assertEqual(len(names), len(set(names)))
+                sizes = [len(p) for p in shards]
+                self.assertLessEqual(max(sizes) - min(sizes), 1, f"sizes {sizes}")
+
+    def test_shard_argument(self):
+        self.assertEqual(batch.parse_shard("2/5"), (2, 5))
+        self.assertEqual(batch.parse_shard(" 0 / 1 "), (0, 1))
+        for bad in ("5/5", "1", "-1/3", "a/b", "1/0", ""):
+            with self.assertRaises(ValueError, msg=bad):
+                batch.parse_shard(bad)
+
+    def test_cli_shard_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run([sys.executable, "-m", "grader", "batch", tmp, "-o",
+                                   f"{tmp}/out", "--shard", "4/4"], cwd=REPO,
+                                  capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 2)
+            self.assertIn("--shard: a shard is I/N with 0 <= I < N", proc.stderr)
+
+
+class DiscoverAndKeyTest(BatchTestCase):
+    def test_discover_both_shapes_skips_hidden_links_and_files(self):
+        make_sub(self.e.subs, "alice")
+        make_sub(self.e.subs, "bob", repo_shaped=False)
+        (self.e.subs / ".git").mkdir()
+        (self.e.subs / "notes.txt").write_text("x")
+        os.symlink(self.e.subs / "alice", self.e.subs / "mallory")
+        found = batch.discover(self.e.subs)
+        self.assertEqual([s.name for s in found], ["alice", "bob"])
+        self.assertEqual(found[0].labs_dir, self.e.subs / "alice" / "labs")
+        self.assertEqual(found[1].labs_dir, self.e.subs / "bob")
+
+    def test_discover_refuses_unsafe_names(self):
+        (self.e.subs / "bad name;rm").mkdir()
+        with self.assertRaises(batch.GraderError) as cm:
+            batch.discover(self.e.subs)
+        self.assertIn("'bad name;rm'", cm.exception.message)
+
+    def test_key_follows_graded_files_and_options_only(self):
+        sub = batch.discover(self.e.subs) if False else None
+        make_sub(self.e.subs, "alice")
+        sub = batch.discover(self.e.subs)[0]
+        configs = [load_lab_config(REPO / "labs", lab) for lab in (LAB1, LAB5)]
+        opts = {"labs": [LAB1, LAB5], "seed": None}
+        key = batch.content_key(sub, configs, opts)
+        self.assertEqual(key, batch.content_key(sub, configs, dict(opts)))
+        (sub.labs_dir / LAB1 / "notes.md").write_text("not graded")
+        (sub.root / "README.md").write_text("not graded")
+        self.assertEqual(key, batch.content_key(sub, configs, opts),
+                         "files the grader does not take must not change the key")
+        self.assertNotEqual(key, batch.content_key(sub, configs, {**opts, "seed": 7}))
+        (sub.labs_dir / LAB5 / "reduce.cu").write_text("changed")
+        changed = batch.content_key(sub, configs, opts)
+        self.assertNotEqual(key, changed)
+        (sub.labs_dir / LAB5 / "reduce.cu").unlink()
+        self.assertNotEqual(changed, batch.content_key(sub, configs, opts))
+
+
+class ResumeTest(BatchTestCase):
+    def test_grades_all_then_skips_done_and_regrades_changed(self):
+        for name in ("alice", "bob", "carol", "dave"):
+            make_sub(self.e.subs, name, matmul=f"POINTS={len(name) * 10}")
+        first = self.e.run("--gpus", "0", "--jobs", "2")
+        self.assertRan(first)
+        self.assertEqual(sorted(self.e.called()), ["alice", "bob", "carol", "dave"])
+        self.assertIn("submissions per hour", first.stdout)
+        book = self.e.gradebook()
+        self.assertEqual(sorted(book), ["alice", "bob", "carol", "dave"])
+        self.assertEqual(float(book["carol"][LAB1]), 50)
+        self.assertEqual(float(book["alice"]["total"]), 150)
+        for name in book:
+            self.assertTrue((self.e.out / "results" / f"{name}.json").is_file())
+            state = json.loads((self.e.out / "state" / f"{name}.json").read_text())
+            self.assertEqual(state["outcome"], "graded")
+            self.assertEqual(len(state["key"]), 64)
+
+        again = self.e.run("--gpus", "0", "--jobs", "2")
+        self.assertRan(again)
+        self.assertEqual(len(self.e.called()), 4, "nothing changed: nothing re-graded")
+        self.assertIn("4 of 4 submissions already graded (unchanged): skipped", again.stdout)
+
+        (self.e.subs / "bob" / "labs" / LAB1 / "matmul.cu").write_text("POINTS=7")
+        (self.e.subs / "carol" / "labs" / "README.md").write_text("not graded: no re-grade")
+        make_sub(self.e.subs, "erin")
+        third = self.e.run("--gpus", "0", "--jobs", "2")
+        self.assertRan(third)
+        self.assertEqual(sorted(self.e.called()[4:]), ["bob", "erin"])
+        book = self.e.gradebook()
+        self.assertEqual(float(book["bob"][LAB1]), 7)
+        self.assertEqual(len(book), 5)
+
+        # Another choice of labs changes every key: everything is graded again.
+        fourth = self.e.run("--gpus", "0", "--labs", "05")
+        self.assertRan(fourth)
+        self.assertEqual(len(self.e.called()), 11)
+        self.assertNotIn(LAB1, self.e.gradebook()["alice"])
+
+    def test_sigkill_mid_batch_then_resume(self):
+        names = [f"s{i}" for i in range(6)]
+        for name in names:
+            make_sub(self.e.subs, name)
+        proc = subprocess.Popen(self.e.argv("--gpus", "0", "--jobs", "2"), cwd=REPO,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=self.e.env(build_s=0.3, gpu_s=0.6))
+        state = self.e.out / "state"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if state.is_dir() and len(list(state.glob("*.json"))) >= 2:
+                break
+            time.sleep(0.05)
+        else:
+            proc.kill()
+            self.fail("the batch finished no submission in 60 s")
+        proc.kill()       # SIGKILL: no clean-up of any kind in the batch
+        proc.wait()
+        done_before = {p.stem for p in state.glob("*.json")}
+        self.assertLess(len(done_before), len(names), "killed too late to prove a resume")
+        pids = [c["pid"] for c in self.e.read(self.e.calls)]
+        deadline = time.monotonic() + 10
+        while any(alive(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertFalse([p for p in pids if alive(p)],
+                         "graders must die with the batch (no orphans grading on)")
+        self.assertFalse(list((self.e.out / "results").glob("*.json.part.*")))
+        calls_before = len(self.e.called())
+
+        resumed = self.e.run("--gpus", "0", "--jobs", "2")
+        self.assertRan(resumed)
+        regraded = self.e.called()[calls_before:]
+        self.assertEqual(sorted(regraded), sorted(set(names) - done_before),
+                         "the resumed batch grades exactly what was not finished")
+        self.assertEqual(sorted(self.e.gradebook()), names)
+
+    def test_ctrl_c_stops_every_grader_and_resumes(self):
+        names = [f"s{i}" for i in range(4)]
+        for name in names:
+            make_sub(self.e.subs, name)
+        proc = subprocess.Popen(self.e.argv("--gpus", "0", "--jobs", "2"), cwd=REPO,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=self.e.env(build_s=30))
+        deadline = time.monotonic() + 60
+        while len(self.e.called()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(self.e.called()), 2, "two graders should be running")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertIn("interrupted", err)
+        self.assertIn("run the same command again to resume", err)
+        for c in self.e.read(self.e.calls):
+            self.assertFalse(alive(c["pid"]), f"grader {c['pid']} left running after Ctrl-C")
+        self.assertFalse(list((self.e.out / "state").glob("*.json")))
+        resumed = self.e.run("--gpus", "0", "--jobs", "2")
+        self.assertRan(resumed)
+        self.assertEqual(sorted(self.e.gradebook()), names)
+
+
+class GpuWorkersTest(BatchTestCase):
+    def test_never_two_gpu_jobs_on_one_gpu(self):
+        for i in range(8):
+            make_sub(self.e.subs, f"s{i}")
+        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4)
+        self.assertRan(proc)
+        runs = self.e.read(self.e.gpu_log)
+        self.assertEqual(len(runs), 8)
+        by_gpu = {}
+        for r in runs:
+            by_gpu.setdefault(r["gpu"], []).append(r)
+        self.assertEqual(sorted(by_gpu), ["0", "1"], "both GPUs must be used")
+        for gpu, spans in by_gpu.items():
+            self.assertTrue(all(r["lock"].endswith(f"cuda-labs-gpu-{gpu}.lock") for r in spans))
+            spans.sort(key=lambda r: r["start"])
+            for a, b in zip(spans, spans[1:]):
+                self.assertLessEqual(a["end"], b["start"] + 1e-3,
+                                     f"GPU {gpu}: {a['sub']} and {b['sub']} overlapped")
+        across = [(a, b) for a in by_gpu["0"] for b in by_gpu["1"]
+                  if a["start"] < b["end"] and b["start"] < a["end"]]
+        self.assertTrue(across, "the two GPUs never worked at the same time: not separate "
+                                "workers")
+
+    def test_detect_gpus(self):
+        self.assertEqual(batch.detect_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}), ["2", "3"])
+        self.assertEqual(batch.detect_gpus({"CUDA_VISIBLE_DEVICES": ""}), [None])
+        self.assertEqual(batch.parse_gpus("0, 1"), ["0", "1"])
+        for bad in ("", "0,0", "0;rm"):
+            with self.assertRaises(ValueError):
+                batch.parse_gpus(bad)
+        self.assertEqual(batch.default_jobs(["0"], cpus=16), 3)
+        self.assertEqual(batch.default_jobs(["0", "1"], cpus=4), 4)
+        self.assertEqual(batch.default_jobs([None], cpus=1), 1)
+
+
+class FailureTest(BatchTestCase):
+    def test_failures_cost_their_submission_only(self):
+        make_sub(self.e.subs, "good1")
+        make_sub(self.e.subs, "crash", matmul="CRASH")
+        make_sub(self.e.subs, "segv", reduce="SEGV")
+        make_sub(self.e.subs, "hang", matmul="HANG")
+        make_sub(self.e.subs, "nobuild", matmul="BUILDFAIL")
+        make_sub(self.e.subs, "good2", matmul="POINTS=40")
+        proc = self.e.run("--gpus", "0", "--jobs", "3", "--timeout", "3")
+        self.assertRan(proc, 1)
+        for name, outcome in (("crash", "crashed"), ("segv", "crashed"), ("hang", "timeout")):
+            self.assertRegex(proc.stdout, rf"batch: FAILED {name}: {outcome}: ")
+        self.assertIn("killed by SIGSEGV", proc.stdout)
+        self.assertIn("exited 1 without writing results", proc.stdout)
+        self.assertNotIn("FAILED nobuild", proc.stdout, "a build failure is a grade, not a "
+                                                         "failure of the batch")
+        book = self.e.gradebook()
+        self.assertEqual(len(book), 6)
+        self.assertEqual(float(book["good1"]["total"]), 200)
+        self.assertEqual(float(book["good2"]["total"]), 140)
+        self.assertEqual(book["nobuild"]["status"], "build_failed")
+        self.assertEqual(float(book["nobuild"][LAB1]), 0)
+        self.assertEqual(book["crash"]["status"], "crashed")
+        self.assertEqual(book["hang"]["status"], "timeout")
+        self.assertEqual(float(book["hang"]["total"]), 0)
+        log = (self.e.out / "logs" / "crash.log").read_text()
+        self.assertIn("a fake crash", log)
+        summary = json.loads((self.e.out / "summary.json").read_text())
+        self.assertEqual(sorted(f["name"] for f in summary["failed"]), ["crash", "hang", "segv"])
+
+        # A re-run tries the failed ones again, and only those.
+        n = len(self.e.called())
+        (self.e.subs / "hang" / "labs" / LAB1 / "matmul.cu").write_text("fixed")
+        again = self.e.run("--gpus", "0", "--timeout", "3")
+        self.assertRan(again, 1)
+        self.assertEqual(sorted(self.e.called()[n:]), ["crash", "hang", "segv"])
+        self.assertEqual(float(self.e.gradebook()["hang"]["total"]), 200)
+
+    def test_no_gpu_everywhere_exits_3_and_is_retried(self):
+        make_sub(self.e.subs, "alice")
+        proc = self.e.run("--gpus", "0", FAKE_GRADE_NO_GPU="1")
+        self.assertRan(proc, 3)
+        self.assertIn("FAILED alice: no_gpu", proc.stdout)
+        again = self.e.run("--gpus", "0")
+        self.assertRan(again)
+        self.assertEqual(self.e.called(), ["alice", "alice"])
+
+
+class ProgressTest(BatchTestCase):
+    def test_plain_lines_when_not_a_terminal(self):
+        now = [100.0]
+        out = io.StringIO()
+        p = batch.Progress(total=5, skipped=1, stream=out, tty=False, clock=lambda: now[0])
+        p.started("alice", "GPU 0")
+        p.started("bob", "GPU 1")
+        now[0] += 60
+        p.finished("alice", True, "graded 90/100 in 1m00s")
+        now[0] += 60
+        p.finished("bob", False, "crashed: the grader exited 1")
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[0], "batch: start  alice (GPU 0) [1/5 done, 0 failed, "
+                                   "1 running, ETA -]")
+        self.assertEqual(lines[2], "batch: done   alice: graded 90/100 in 1m00s [2/5 done, "
+                                   "0 failed, 1 running, ETA 3m00s]")
+        self.assertEqual(lines[3], "batch: FAILED bob: crashed: the grader exited 1 [2/5 done, "
+                                   "1 failed, 0 running, ETA 2m00s]")
+        self.assertNotIn("\r", out.getvalue())
+        self.assertNotIn("\033", out.getvalue())
+
+    def test_status_line_redrawn_on_a_terminal(self):
+        out = io.StringIO()
+        p = batch.Progress(total=2, skipped=0, stream=out, tty=True, clock=lambda: 0.0)
+        p.started("alice", "GPU 0")
+        self.assertIn("\r\033[K[0/2 done, 0 failed, 1 running, ETA -] grading: alice",
+                      out.getvalue())
+        p.finished("alice", True, "graded")
+        p.close()
+        text = out.getvalue()
+        self.assertIn("\r\033[Kbatch: done   alice: graded", text)
+        self.assertTrue(text.endswith("\r\033[K"), "the status line is cleared at the end")
+
+    def test_cli_progress_in_a_log(self):
+        make_sub(self.e.subs, "alice")
+        make_sub(self.e.subs, "bob")
+        proc = self.e.run("--gpus", "0")
+        self.assertRan(proc)
+        self.assertRegex(proc.stdout, r"batch: start  alice \(GPU 0\) \[0/2 done")
+        self.assertRegex(proc.stdout, r"batch: done   bob: graded 200/200 in \d+s \[2/2 done, "
+                                      r"0 failed, 0 running, ETA 0s\]")
+        self.assertRegex(proc.stdout, r"1 graded|2 graded")
+        self.assertIn("gradebook", proc.stdout)
+
+
+class MergeTest(BatchTestCase):
+    def test_shards_then_merge(self):
+        names = [f"s{i}" for i in range(5)]
+        for name in names:
+            make_sub(self.e.subs, name)
+        first = self.e.run("--gpus", "0", "--shard", "0/2")
+        self.assertRan(first)
+        self.assertFalse((self.e.out / "gradebook.csv").exists(), "a shard leaves the "
+                                                                  "gradebook to the merge")
+        merge = [sys.executable, "-m", "grader", "batch-merge", str(self.e.out),
+                 "--submissions", str(self.e.subs)]
+        partial = subprocess.run(merge, cwd=REPO, capture_output=True, text=True)
+        self.assertRan(partial, 1)
+        self.assertIn("NOT GRADED s1", partial.stdout)
+        self.assertEqual(self.e.gradebook()["s1"]["status"], "not_graded")
+        second = self.e.run("--gpus", "0", "--shard", "1/2")
+        self.assertRan(second)
+        self.assertEqual(sorted(self.e.called()), names, "each submission graded exactly once")
+        full = subprocess.run(merge, cwd=REPO, capture_output=True, text=True)
+        self.assertRan(full)
+        book = self.e.gradebook()
+        self.assertEqual(sorted(book), names)
+        self.assertTrue(all(float(r["total"]) == 200 for r in book.values()))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,94 @@
+"""scripts/gradescope/run_autograder, Gradescope's entry point, on fake submission folders laid
+out as Gradescope lays them out (/autograder/submission, /autograder/results), with the fake
+grader (grader/tests/fake_grade.py, which writes --gradescope with the real renderer): the
+three shapes of upload are found, and results.json is always written, with a visible message
+when nothing could be graded."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader.tests.test_batch import FAKE, make_sub
+
+REPO = Path(__file__).resolve().parents[2]
+RUN = REPO / "scripts" / "gradescope" / "run_autograder"
+
+
+class RunAutograderTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="gradescope-test-")
+        self.root = Path(self._tmp.name)
+        self.sub = self.root / "submission"
+        self.sub.mkdir()
+        self.calls = self.root / "calls.jsonl"
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_it(self, grader=None) -> dict:
+        env = dict(os.environ, AUTOGRADER_ROOT=str(self.root), AUTOGRADER_SOURCE=str(REPO),
+                   AUTOGRADER_BUILD_DIR=str(self.root / "build"),
+                   LABS_GRADER=grader or f"{sys.executable} {FAKE}",
+                   FAKE_GRADE_CALLS=str(self.calls), PYTHONPATH=str(REPO))
+        proc = subprocess.run([str(RUN)], capture_output=True, text=True, env=env, timeout=120)
+        self.assertEqual(proc.returncode, 0, "Gradescope needs exit 0\n" + proc.stdout
+                         + proc.stderr)
+        path = self.root / "results" / "results.json"
+        self.assertTrue(path.is_file(), proc.stdout + proc.stderr)
+        return json.loads(path.read_text())
+
+    def graded_folder(self) -> Path:
+        return Path(json.loads(self.calls.read_text().splitlines()[-1])["argv"][
+            json.loads(self.calls.read_text().splitlines()[-1])["argv"].index("--submission") + 1])
+
+    def test_repository_upload(self):
+        make_sub(self.root, "submission", matmul="POINTS=30", reduce="POINTS=70")
+        res = self.run_it()
+        self.assertEqual(res["score"], 100)
+        self.assertEqual(self.graded_folder(), self.sub / "labs")
+
+    def test_labs_folder_upload(self):
+        make_sub(self.root, "submission", matmul="POINTS=5", repo_shaped=False)
+        res = self.run_it()
+        self.assertEqual(res["score"], 105)
+        self.assertEqual(self.graded_folder(), self.sub)
+
+    def test_loose_files_upload(self):
+        (self.sub / "src").mkdir()
+        (self.sub / "src" / "matmul.cu").write_text("POINTS=12")
+        (self.sub / "reduce.cu").write_text("POINTS=8")
+        (self.sub / "notes.txt").write_text("not graded")
+        res = self.run_it()
+        self.assertEqual(res["score"], 20)
+        staged = self.graded_folder()
+        self.assertEqual((staged / "01_naive_matmul" / "matmul.cu").read_text(), "POINTS=12")
+        self.assertEqual(sorted(p.name for p in staged.iterdir()),
+                         ["01_naive_matmul", "05_reduction"])
+
+    def test_upload_without_graded_files(self):
+        (self.sub / "essay.pdf").write_text("x")
+        res = self.run_it()
+        self.assertEqual(res["score"], 0)
+        self.assertEqual(res["visibility"], "visible")
+        self.assertIn("holds none of the graded files (matmul.cu, reduce.cu)", res["output"])
+        self.assertFalse(self.calls.exists(), "nothing to grade: the grader is not run")
+
+    def test_grader_crash_still_writes_results(self):
+        make_sub(self.root, "submission", matmul="CRASH")
+        res = self.run_it()
+        self.assertEqual(res["score"], 0)
+        self.assertIn("The grader stopped (exit 1) before writing any results", res["output"])
+
+    def test_grader_missing_still_writes_results(self):
+        make_sub(self.root, "submission")
+        res = self.run_it(grader="/nonexistent/grader")
+        self.assertEqual(res["score"], 0)
+        self.assertIn("exit 127", res["output"])
+
+
+if __name__ == "__main__":
+    unittest.main()
