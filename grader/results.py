@@ -59,6 +59,7 @@ class PerfResult:
     band: int | None = None   # 0..bands once measured
     metric_lo: float | None = None   # the benchmark's 95% interval of the metric, when given
     metric_hi: float | None = None   # (counters '<metric>_lo', '<metric>_hi')
+    bonus: bool = False       # bonus entry: its points count in the score, not in the maximum
 
 
 @dataclasses.dataclass
