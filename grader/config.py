@@ -35,6 +35,7 @@ class Performance:
     name: str = ""       # shown in the report; default: the benchmark's name
     bands: int = 4       # points move in `bands` equal steps between floor and target
     reference: float | None = None   # the reference solution's measured metric (HTML report)
+    bonus: bool = False  # its points add to the score but not to the maximum
 
 
 DEFAULT_MAX_FILE_KIB = 256
@@ -53,7 +54,8 @@ class LabConfig:
 
     @property
     def max_points(self) -> float:
-        return sum(g.points for g in self.groups) + sum(p.points for p in self.performance)
+        return (sum(g.points for g in self.groups)
+                + sum(p.points for p in self.performance if not p.bonus))
 
 
 def _require(table: dict, key: str, kind, where: str):
@@ -138,6 +140,9 @@ def _performance_entries(value, where: str) -> tuple:
         name = p.get("name", benchmark)
         if not isinstance(name, str) or not name:
             raise GraderError(f"{w}: 'name' must be a non-empty string, got {name!r}")
+        bonus = p.get("bonus", False)
+        if not isinstance(bonus, bool):
+            raise GraderError(f"{w}: 'bonus' must be true or false, got {bonus!r}")
         label_text = p.get("metric_label", "")
         if not isinstance(label_text, str):
             raise GraderError(f"{w}: 'metric_label' must be str, got {label_text!r}")
@@ -158,6 +163,7 @@ def _performance_entries(value, where: str) -> tuple:
             name=name,
             bands=bands,
             reference=None if reference is None else float(reference),
+            bonus=bonus,
         )
         if not 0 <= perf.points < math.inf:
             raise GraderError(f"{w}: points must be >= 0")

@@ -340,7 +340,8 @@ def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
 def _perf_result(p, **changes) -> PerfResult:
     base = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
                       label=p.metric_label or p.metric, name=p.name, benchmark=p.benchmark,
-                      metric_name=p.metric, bands=p.bands, reference=p.reference)
+                      metric_name=p.metric, bands=p.bands, reference=p.reference,
+                      bonus=p.bonus)
     return dataclasses.replace(base, **changes)
 
 
@@ -411,11 +412,9 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         for perf in lab.performance:
             perf.points = scoring.score_performance(perf)
 
-    lab.points = scoring.round_points(sum(g.points for g in lab.groups)
-                                      + sum(p.points for p in lab.performance))
+    lab.points = scoring.lab_points(lab.groups, lab.performance)
     # Without hidden tests (a student release) the maximum shrinks to what can be earned.
-    lab.max_points = scoring.round_points(sum(g.max_points for g in lab.groups)
-                                          + sum(p.max_points for p in lab.performance))
+    lab.max_points = scoring.lab_max_points(lab.groups, lab.performance)
 
 
 def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, progress) -> None:

@@ -60,6 +60,7 @@ class PerfResult:
     metric_lo: float | None = None   # the benchmark's 95% interval of the metric, when given
     metric_hi: float | None = None   # (counters '<metric>_lo', '<metric>_hi')
     reference: float | None = None   # grading.toml's `reference`: the solution's metric, if given
+    bonus: bool = False       # bonus entry: its points count in the score, not in the maximum
 
 
 @dataclasses.dataclass

@@ -55,3 +55,15 @@ def score_performance(perf: PerfResult) -> float:
         return 0.0
     return round_points(perf.max_points * perf_fraction(perf.metric, perf.target, perf.floor,
                                                         perf.bands))
+
+
+def lab_points(groups: list, performance: list) -> float:
+    """A lab's score: every group's and every performance entry's points, bonus ones included."""
+    return round_points(sum(g.points for g in groups) + sum(p.points for p in performance))
+
+
+def lab_max_points(groups: list, performance: list) -> float:
+    """A lab's maximum: bonus performance entries are left out, so they can lift the score
+    above it but never raise what full marks need."""
+    return round_points(sum(g.max_points for g in groups)
+                        + sum(p.max_points for p in performance if not p.bonus))

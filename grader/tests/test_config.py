@@ -116,6 +116,18 @@ class ParseGoodTest(unittest.TestCase):
                 parse_lab_config("x", data)
             self.assertIn("'reference'", cm.exception.message)
 
+    def test_bonus_entries_stay_out_of_the_maximum(self):
+        data = good()
+        bonus = dict(data["performance"], name="faster", points=7, bonus=True)
+        data["performance"] = [data["performance"], bonus]
+        cfg = parse_lab_config("x", data)
+        self.assertEqual([p.bonus for p in cfg.performance], [False, True])
+        self.assertEqual(cfg.max_points, 30 + 50.5 + 20)   # the bonus 7 is not in it
+
+    def test_bonus_defaults_to_false(self):
+        (p,) = parse_lab_config("x", good()).performance
+        self.assertFalse(p.bonus)
+
     def test_zero_points_and_zero_floor_are_allowed(self):
         data = good()
         data["correctness"][0]["points"] = 0
@@ -249,6 +261,13 @@ class ParseRejectedTest(unittest.TestCase):
         with fakes.use_policy(broken):
             self.assertRejected(data, "[policy]", "forbid_everything")
 
+    def test_bonus_must_be_a_boolean(self):
+        for value in ("true", 1, 0, None, [True]):
+            with self.subTest(value=value):
+                data = good()
+                data["performance"]["bonus"] = value
+                self.assertRejected(data, "'bonus'", "true or false")
+
     def test_performance_missing_keys(self):
         for key in ("points", "benchmark", "metric", "target", "floor"):
             with self.subTest(key=key):
@@ -318,6 +337,12 @@ class LoadRealLabTest(unittest.TestCase):
         # the student file it names exists in the starter
         for f in cfg.student_files:
             self.assertTrue((LABS / cfg.name / f).is_file(), f)
+
+    def test_lab04_bonus_entries(self):
+        cfg = load_lab_config(LABS, "04_boundary")
+        bonus = [p.benchmark for p in cfg.performance if p.bonus]
+        self.assertEqual(bonus, ["matmul/v5_optimized/4096", "matmul/v5_optimized/4095x4097x4093"])
+        self.assertEqual(cfg.max_points, 100.0)   # the v5 bonus points come on top
 
     def test_lab01_policy_table(self):
         cfg = load_lab_config(LABS, "01_naive_matmul")

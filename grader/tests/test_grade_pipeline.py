@@ -924,5 +924,25 @@ class CliTest(TempDirTest):
         self.assertNotIn("Traceback", err.getvalue())
 
 
+
+class BonusEntryResultTest(unittest.TestCase):
+    def test_results_json_marks_a_bonus_entry(self):
+        cfg = parse_lab_config("x", {
+            "lab": {"student_files": ["matmul.cu"]},
+            "correctness": [{"name": "public", "filter": "*", "points": 80}],
+            "performance": [
+                {"points": 20, "benchmark": "b/1", "metric": "ratio", "target": 0.5, "floor": 0.1},
+                {"points": 5, "benchmark": "b/2", "metric": "ratio", "target": 0.9, "floor": 0.5,
+                 "bonus": True}]})
+        perfs = [grade._perf_result(p) for p in cfg.performance]
+        lab = LabResult(lab="x", title="x", max_points=cfg.max_points, performance=perfs)
+        data = json.loads(GradeResult(submission="s", seed=None, grader_version="t",
+                                      labs=[lab]).to_json())
+        self.assertEqual([p["bonus"] for p in data["labs"][0]["performance"]], [False, True])
+        self.assertEqual(data["max_points"], 100.0)
+        back = GradeResult.from_dict(data)
+        self.assertTrue(back.labs[0].performance[1].bonus)
+
+
 if __name__ == "__main__":
     unittest.main()

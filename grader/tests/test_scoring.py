@@ -150,6 +150,34 @@ class ScorePerformanceTest(unittest.TestCase):
         self.assertEqual(scoring.score_performance(self.perf(0.04, max_points=10, bands=3)), 6.67)
 
 
+class LabTotalsTest(unittest.TestCase):
+    def perfs(self):
+        regular = PerfResult(max_points=20.0, points=15.0, status="measured", metric=0.04)
+        bonus = PerfResult(max_points=5.0, points=5.0, status="measured", metric=0.9, bonus=True)
+        return [regular, bonus]
+
+    def test_bonus_points_count_in_the_score(self):
+        groups = [group(80, "passed")]
+        groups[0].points = 80.0
+        self.assertEqual(scoring.lab_points(groups, self.perfs()), 100.0)
+
+    def test_bonus_points_stay_out_of_the_maximum(self):
+        self.assertEqual(scoring.lab_max_points([group(80, "passed")], self.perfs()), 100.0)
+
+    def test_full_marks_without_the_bonus(self):
+        groups = [group(80, "passed")]
+        groups[0].points = 80.0
+        perfs = self.perfs()
+        perfs[0].points, perfs[1].points = 20.0, 0.0
+        self.assertEqual(scoring.lab_points(groups, perfs),
+                         scoring.lab_max_points(groups, perfs))
+
+    def test_bonus_is_scored_like_any_entry(self):
+        p = PerfResult(max_points=5.0, status="measured", metric=0.03, target=0.05, floor=0.01,
+                       bands=4, bonus=True)
+        self.assertEqual(scoring.score_performance(p), 2.5)
+
+
 class RoundPointsTest(unittest.TestCase):
     def test_two_decimals_and_no_negative_zero(self):
         self.assertEqual(scoring.round_points(12.3456), 12.35)

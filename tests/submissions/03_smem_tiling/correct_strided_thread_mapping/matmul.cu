@@ -1,0 +1,85 @@
+// CORRECT (another thread mapping): each thread still owns V x V elements of C, but strided:
+// rows threadIdx.y + 16 y and columns threadIdx.x + 16 x. The shared-memory reads are
+// conflict-free without float4 and the stores of a warp are 16 consecutive floats.
+#include "matmul.h"
+
+namespace {
+
+constexpr int L = 128;  // block tile: L x L elements of C per block
+constexpr int S = 8;    // slice depth: K advances S per phase
+constexpr int V = 8;    // thread tile: V x V elements of C per thread
+constexpr int kThreadsX = L / V;                   // 16
+constexpr int kThreads = kThreadsX * kThreadsX;    // 256
+static_assert(kMatmulMultipleMN % L == 0 && kMatmulMultipleK % S == 0,
+              "the tile must divide the sizes the lab promises");
+static_assert(V % 4 == 0, "the thread tile is read and written as float4");
+
+}  // namespace
+
+// matmul_v3_smem_tiled_kernel: block tile L x L, slices of depth S in shared memory, thread
+// tile V x V in registers.
+// Memory traffic: each block reads 2*L*K floats from global memory, 2*M*N*K/L in all (2N^3/L);
+// each thread reads 2*V*K floats from shared memory, 2*M*N*K/V in all (2N^3/V).
+// Known limit: the shared-memory stores of A's transposed slice are 8-way bank conflicts, the
+// loads are scalar, and nothing overlaps the fetch with the math (lab 04's v5 does).
+__global__ void __launch_bounds__(kThreads)
+    matmul_v3_smem_tiled_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, int M, int N, int K) {
+  // A's slice is stored transposed (sA[s][m] = A(row0 + m, ko + s)), so that for a given s
+  // the V values a thread needs are contiguous, like B's (sB[s][n] = B(ko + s, col0 + n)).
+  __shared__ __align__(16) float sA[S][L];
+  __shared__ __align__(16) float sB[S][L];
+
+  const int tid = threadIdx.y * kThreadsX + threadIdx.x;
+  const int row0 = blockIdx.y * L;  // this block's tile of C
+  const int col0 = blockIdx.x * L;
+  (void)M;
+
+  float c[V][V] = {};
+  float a[V], b[V];
+
+  for (int ko = 0; ko < K; ko += S) {
+    // Barrier 1: every thread has finished reading the previous slice before anyone
+    // overwrites it (a write-after-read hazard without it).
+    __syncthreads();
+    // The cooperative fetch: L * S elements of each slice, spread over all threads. The
+    // stride loop covers them whether or not L * S is a multiple of the thread count.
+    // A: consecutive threads take consecutive k of one row (8 floats = one 32-byte sector).
+    // B: consecutive threads take consecutive columns of one row (fully coalesced).
+    for (int idx = tid; idx < L * S; idx += kThreads) {
+      const int m = idx / S, s = idx % S;
+      sA[s][m] = A[static_cast<size_t>(row0 + m) * K + (ko + s)];
+      const int sb = idx / L, n = idx % L;
+      sB[sb][n] = B[static_cast<size_t>(ko + sb) * N + (col0 + n)];
+    }
+    // Barrier 2: the whole slice is in shared memory before anyone reads it (a
+    // read-after-write hazard without it).
+    __syncthreads();
+
+    for (int ki = 0; ki < S; ++ki) {
+      // V contiguous floats each, read as float4 (the same a[] for the 16 threads of a row
+      // of the block: a broadcast).
+      // Strided ownership: row threadIdx.y + y * kThreadsX, column threadIdx.x + x * kThreadsX.
+      for (int v = 0; v < V; ++v) {
+        a[v] = sA[ki][threadIdx.y + v * kThreadsX];
+        b[v] = sB[ki][threadIdx.x + v * kThreadsX];
+      }
+      for (int y = 0; y < V; ++y) {
+        for (int x = 0; x < V; ++x) c[y][x] += a[y] * b[x];
+      }
+    }
+  }
+
+  // N is a multiple of 128, so every row of the thread's block starts 16-byte aligned.
+  for (int y = 0; y < V; ++y) {
+    float* out = C + static_cast<size_t>(row0 + threadIdx.y + y * kThreadsX) * N + col0 + threadIdx.x;
+    for (int x = 0; x < V; ++x) out[x * kThreadsX] = c[y][x];  // a warp stores 16 neighbours
+  }
+}
+
+void matmul_v3_smem_tiled(const float* A, const float* B, float* C, int M, int N, int K,
+                          cudaStream_t stream) {
+  const dim3 block(kThreadsX, kThreadsX);
+  const dim3 grid(N / L, M / L);  // exact: the promise
+  matmul_v3_smem_tiled_kernel<<<grid, block, 0, stream>>>(A, B, C, M, N, K);
+}
