@@ -55,6 +55,7 @@ void spmv_v1_scalar(int rows, int cols, int nnz, const int* row_ptr, const int* 
   (void)cols; (void)nnz; (void)workspace;
   // ---- TODO(student) BEGIN -------------------------------------------------------------
   // ceil(rows / kScalarBlock) blocks of kScalarBlock threads, on `stream`.
+  (void)kScalarBlock;
   (void)rows; (void)row_ptr; (void)col_idx; (void)values; (void)x; (void)y; (void)stream;
   // ---- TODO(student) END ---------------------------------------------------------------
 }
@@ -85,6 +86,7 @@ void spmv_v2_vector(int rows, int cols, int nnz, const int* row_ptr, const int* 
   (void)cols; (void)nnz; (void)workspace;
   // ---- TODO(student) BEGIN -------------------------------------------------------------
   // kVectorBlock / 32 rows per block: ceil(rows / 8) blocks of kVectorBlock threads.
+  (void)kVectorBlock; (void)kWarp; (void)kFullMask;
   (void)rows; (void)row_ptr; (void)col_idx; (void)values; (void)x; (void)y; (void)stream;
   // ---- TODO(student) END ---------------------------------------------------------------
 }

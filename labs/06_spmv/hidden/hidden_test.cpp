@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -39,7 +40,7 @@ uint64_t seed_for(const std::string& name) {
   return labkit::mix_seed(labkit::test_seed(), h);
 }
 
-const char* const kHiddenMatrices[] = {
+const std::vector<std::string> kHiddenMatrices = {
     "laplacian_300x301", "uniform_len1to3", "uniform_len33to300", "uniform_len100to400",
     "powerlaw_large",    "rect_tall",       "rect_wide",          "empty_rows",
     "mostly_empty",      "no_entries",      "dense_last_row",     "single_short_row",
@@ -70,11 +71,11 @@ TEST_P(SpmvHiddenLarge, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Rows2p26, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
-                                            ::testing::Values("rows_past_2p26")),
+                                            ::testing::Values(std::string("rows_past_2p26"))),
                          lab06::param_name);
 INSTANTIATE_TEST_SUITE_P(Nnz2p27, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
-                                            ::testing::Values("uniform_2p22_len32")),
+                                            ::testing::Values(std::string("uniform_2p22_len32"))),
                          lab06::param_name);
 
 class SpmvHiddenRepeat : public ::testing::TestWithParam<lab06::Param> {};
@@ -88,7 +89,7 @@ TEST_P(SpmvHiddenRepeat, FreshInputsAndGarbageWorkspace) {
 
 INSTANTIATE_TEST_SUITE_P(Matrices, SpmvHiddenRepeat,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
-                                            ::testing::Values("powerlaw", "empty_rows")),
+                                            ::testing::Values(std::string("powerlaw"), std::string("empty_rows"))),
                          lab06::param_name);
 
 // ---- real matrices: every *.mtx file in hidden/matrices/ (LAB06_MATRIX_DIR, set by CMake).

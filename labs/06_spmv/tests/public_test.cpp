@@ -4,13 +4,16 @@
 //   ./build/student/labs/06_spmv/06_spmv_test --gtest_filter='*Public*'
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "cases.hpp"
 #include "labkit/gpu.hpp"
 
 namespace {
 
 // Each matrix is the case of one idea: see cases.hpp for the sizes.
-const char* const kPublicMatrices[] = {
+const std::vector<std::string> kPublicMatrices = {
     "laplacian_31x17",  // the stencil: 3-5 entries per row
     "uniform_len8to24",
     "uniform_len32",    // exactly a warp per row
