@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -11,6 +13,8 @@
 #include <string>
 #include <unistd.h>
 
+#include "labkit/device_buffer.hpp"
+#include "labkit/ops/spmv.hpp"
 #include "labkit/ops/spmv_matrix.hpp"
 
 namespace {
@@ -412,6 +416,80 @@ TEST(SpmvGenerators, ValidateCatchesBrokenCsr) {
   bad = m;
   bad.row_ptr[4] = bad.row_ptr[5] + 1;
   EXPECT_NE(sp::validate(bad).find("decreases"), std::string::npos);
+}
+
+// ------------------------------------------------------- the judge's verify, without a GPU
+
+// y computed in float from call c's inputs, as a kernel would; `max_per_row` < 0: every entry.
+labkit::Bytes float_spmv(const labkit::CheckSpec& s, int c, int max_per_row = -1) {
+  const auto& in = s.call.inputs[c];
+  auto ints = [](const labkit::Bytes& b) { return reinterpret_cast<const int32_t*>(b.data()); };
+  auto floats = [](const labkit::Bytes& b) { return reinterpret_cast<const float*>(b.data()); };
+  const int32_t* row_ptr = ints(in[0]);
+  const int32_t* col = ints(in[1]);
+  const float* val = floats(in[2]);
+  const float* x = floats(in[3]);
+  const size_t rows = in[0].size() / 4 - 1;
+  std::vector<float> y(rows);
+  for (size_t r = 0; r < rows; ++r) {
+    float sum = 0;
+    for (int32_t e = row_ptr[r]; e < row_ptr[r + 1]; ++e) {
+      if (max_per_row >= 0 && e - row_ptr[r] >= max_per_row) break;
+      sum += val[e] * x[col[e]];
+    }
+    y[r] = sum;
+  }
+  labkit::Bytes out(rows * 4);
+  std::memcpy(out.data(), y.data(), out.size());
+  return out;
+}
+
+std::vector<labkit::Bytes> outputs_with_y(const labkit::CheckSpec& s, labkit::Bytes y) {
+  std::vector<labkit::Bytes> out(s.call.buffers.size());
+  out[4] = std::move(y);
+  return out;
+}
+
+TEST(SpmvJudge, AcceptsAFloatKernelAndNamesTheRowLengthsOfABug) {
+  sp::Case c;
+  c.matrix = std::make_shared<const sp::Csr>(sp::with_empty_rows(3000, 2000, 1, 300, 0.2, 5));
+  c.name = "test matrix";
+  c.seed = 99;
+  c.workspace_bytes = 1024;
+  c.calls = 2;
+  const labkit::CheckSpec s = sp::spec("v2_vector", c);
+  ASSERT_EQ(s.call.inputs.size(), 2u);
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_EQ(s.verify(call, outputs_with_y(s, float_spmv(s, call))), "") << "call " << call;
+  }
+  // Fresh values and x per call: call 0's y is wrong for call 1.
+  EXPECT_NE(s.verify(1, outputs_with_y(s, float_spmv(s, 0))), "");
+  // Only the first 32 entries of each row: wrong on the longer rows only.
+  const std::string report = s.verify(0, outputs_with_y(s, float_spmv(s, 0, 32)));
+  EXPECT_NE(report.find("rows of length 33-256: "), std::string::npos) << report;
+  EXPECT_NE(report.find("rows of length 0: 0 of"), std::string::npos) << report;
+  EXPECT_NE(report.find("rows of length 9-32: 0 of"), std::string::npos) << report;
+  // The NaN poison left in the empty rows.
+  labkit::Bytes y = float_spmv(s, 0);
+  const sp::Csr& m = *c.matrix;
+  for (int32_t r = 0; r < m.rows; ++r) {
+    if (m.row_length(r) == 0) std::memcpy(y.data() + 4 * r, &labkit::kPoisonBits, 4);
+  }
+  const std::string empty = s.verify(0, outputs_with_y(s, y));
+  EXPECT_NE(empty.find("never written"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("rows of length 1-8: 0 of"), std::string::npos) << empty;
+}
+
+TEST(SpmvJudge, EmptyRowsMustBeExactlyZero) {
+  sp::Case c;
+  c.matrix = std::make_shared<const sp::Csr>(sp::no_entries(10, 10));
+  c.name = "empty";
+  const labkit::CheckSpec s = sp::spec("v1_scalar", c);
+  labkit::Bytes y = float_spmv(s, 0);
+  EXPECT_EQ(s.verify(0, outputs_with_y(s, y)), "");
+  const float tiny = 1e-30f;
+  std::memcpy(y.data() + 12, &tiny, 4);
+  EXPECT_NE(s.verify(0, outputs_with_y(s, y)).find("y[3]"), std::string::npos);
 }
 
 }  // namespace
