@@ -73,8 +73,10 @@ __global__ void spmv_v2_vector_kernel(int rows, const int* __restrict__ row_ptr,
   // 1. row = (blockIdx.x * blockDim.x + threadIdx.x) / 32 in size_t (at 2^26 rows the thread
   //    number passes 2^31), lane = threadIdx.x % 32. Return if row >= rows: the whole warp
   //    returns together, so the shuffles below still see all 32 lanes.
-  // 2. for (e = row_ptr[row] + lane; e < row_ptr[row + 1]; e += 32) sum += values[e] * x[col_idx[e]];
-  //    Loop over the WHOLE row: rows can be much longer than 32 entries.
+  // 2. for (int64_t e = row_ptr[row] + lane; e < row_ptr[row + 1]; e += 32)
+  //      sum += values[e] * x[col_idx[e]];
+  //    Loop over the WHOLE row: rows can be much longer than 32 entries. (int64_t: an int
+  //    `e += 32` overflows when the row ends within 32 of 2^31 - 1.)
   // 3. sum = group_sum<32>(sum); lane 0 writes y[row].
   (void)rows; (void)row_ptr; (void)col_idx; (void)values; (void)x; (void)y;  // placeholder
   // ---- TODO(student) END ---------------------------------------------------------------

@@ -19,7 +19,8 @@
 //     a thread number blockIdx.x * blockDim.x + threadIdx.x overflows int once the grid has
 //     2^31 threads (4M rows at one warp per row is 2^27 threads: fine; one thread per entry
 //     at nnz near 2^31 is not). Compute thread and warp numbers in size_t / long long before
-//     comparing them with rows.
+//     comparing them with rows, and step strided loops over entries in 64 bits
+//     (`for (int e = ...; e < end; e += 32)` overflows when end is within 32 of 2^31 - 1).
 //   - y is fully overwritten: its contents on entry are garbage (the harness fills it with
 //     NaN). Never add into it without writing it first.
 //   - `workspace` is device scratch of at least spmv_workspace_bytes(rows, nnz) bytes, 256-byte

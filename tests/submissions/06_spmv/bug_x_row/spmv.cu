@@ -30,6 +30,9 @@ static_assert(kScalarBlock % kWarp == 0 && kVectorBlock % kWarp == 0 && kBestBlo
               "blocks of whole warps");
 static_assert(kBestBlock <= 1024 && kBestBlock / kWarp <= kWarp, "block sums reduced by one warp");
 
+// Strided loops over entries step in 64 bits: with nnz up to 2^31 - 1, `e += 32` on an int
+// would overflow for the last entries of the matrix.
+
 // Sum over the `width` lanes of each aligned group of a warp; lane 0 of the group holds it.
 // Every lane of the warp must call it (full mask).
 template <int W>
@@ -84,7 +87,7 @@ spmv_v2_vector_kernel(int rows, const int* __restrict__ row_ptr, const int* __re
   if (row >= static_cast<size_t>(rows)) return;  // the same for the whole warp
   const int start = row_ptr[row], end = row_ptr[row + 1];
   float sum = 0.0f;
-  for (int e = start + static_cast<int>(lane); e < end; e += kWarp) sum += values[e] * x[col_idx[e]];
+  for (int64_t e = start + static_cast<int64_t>(lane); e < end; e += kWarp) sum += values[e] * x[col_idx[e]];
   sum = group_sum<kWarp>(sum);
   if (lane == 0) y[row] = sum;
 }
@@ -128,7 +131,7 @@ spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __res
   const bool in_place = len <= W * kShortTrips;
   float sum = 0.0f;
   if (in_place) {
-    for (int e = start + lane; e < end; e += W) sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
+    for (int64_t e = start + lane; e < end; e += W) sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
   }
   sum = group_sum<W>(sum);  // every lane of the warp gets here
   if (!valid || lane != 0) return;
@@ -157,7 +160,7 @@ spmv_v3_warp_kernel(const int* __restrict__ row_ptr, const int* __restrict__ col
     const int row = list[i];
     const int start = __ldg(row_ptr + row), end = __ldg(row_ptr + row + 1);
     float sum = 0.0f;
-    for (int e = start + static_cast<int>(lane); e < end; e += kWarp) {
+    for (int64_t e = start + static_cast<int64_t>(lane); e < end; e += kWarp) {
       sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
     }
     sum = group_sum<kWarp>(sum);
@@ -184,7 +187,7 @@ spmv_v3_grid_kernel(int rows, const int* __restrict__ row_ptr, const int* __rest
       const int lo = start + c * kChunk;
       const int hi = end - lo < kChunk ? end : lo + kChunk;
       float sum = 0.0f;
-      for (int e = lo + static_cast<int>(threadIdx.x); e < hi; e += kBestBlock) {
+      for (int64_t e = lo + static_cast<int64_t>(threadIdx.x); e < hi; e += kBestBlock) {
         sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
       }
       sum = group_sum<kWarp>(sum);

@@ -31,6 +31,9 @@ static_assert(kScalarBlock % kWarp == 0 && kVectorBlock % kWarp == 0 && kBestBlo
               "blocks of whole warps");
 static_assert(kBestBlock <= 1024 && kBestBlock / kWarp <= kWarp, "block sums reduced by one warp");
 
+// Strided loops over entries step in 64 bits: with nnz up to 2^31 - 1, `e += 32` on an int
+// would overflow for the last entries of the matrix.
+
 // Sum over the `width` lanes of each aligned group of a warp; lane 0 of the group holds it.
 // Every lane of the warp must call it (full mask).
 template <int W>
@@ -85,7 +88,7 @@ spmv_v2_vector_kernel(int rows, const int* __restrict__ row_ptr, const int* __re
   if (row >= static_cast<size_t>(rows)) return;  // the same for the whole warp
   const int start = row_ptr[row], end = row_ptr[row + 1];
   float sum = 0.0f;
-  for (int e = start + static_cast<int>(lane); e < end; e += kWarp) sum += values[e] * x[col_idx[e]];
+  for (int64_t e = start + static_cast<int64_t>(lane); e < end; e += kWarp) sum += values[e] * x[col_idx[e]];
   sum = group_sum<kWarp>(sum);
   if (lane == 0) y[row] = sum;
 }
