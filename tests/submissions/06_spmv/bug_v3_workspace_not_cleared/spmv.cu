@@ -1,7 +1,7 @@
 // WRONG: v3 does not clear its two counters in the workspace, which holds garbage (floats in
-// [100, 1000), i.e. large positive ints) before every call: the deferred rows are written at
-// garbage list positions and never computed. Wrong whenever a row is long enough to be deferred
-// (and, under memcheck, out-of-range writes).
+// [100, 1000), about 1.1e9 as ints) before every call: the deferred passes walk that many list
+// slots, far past the workspace, and deferred rows are listed at far slots. Every v3 test fails
+// (an illegal address, or rows never written).
 #include "spmv.h"
 
 #include <cstddef>
