@@ -1,0 +1,50 @@
+// The spmv op family, judge side (lab 06): y = A x, A a CSR matrix (spmv_matrix.hpp).
+//
+// The matrix's pattern (row_ptr, col_idx) comes from the Case; its values and x are drawn
+// fresh for every call from the seed: values uniform in [-1, 2), x uniform in [-0.5, 1.5)
+// (both with a non-zero mean and both signs, so a swapped index or a missing term shows).
+// y is poisoned (NaN) before every call: a kernel that adds into y instead of writing it
+// reads NaN. The workspace is filled with garbage before every call.
+//
+// The rule, per row r of length len_r (entries, duplicates counted):
+//   |y_r - ref_r| <= c * len_r * 2^-24 * sum_e |a_e x_col(e)|,   c = 2,
+// with ref_r in double. Any summation order (sequential, a tree, atomics) stays inside it;
+// an empty row's bound is 0: its y_r must be exactly 0. The "where" report groups the rows by
+// length ("rows of length 0", "1-8", "9-32", "33-256", ">256"), so a failure reads as "wrong
+// only on rows longer than 32" or "only on the empty rows".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "labkit/check.hpp"
+#include "labkit/ops/spmv_matrix.hpp"
+
+namespace labkit::ops::spmv {
+
+inline constexpr double kSpmvBoundC = 2.0;
+inline constexpr float kValueLo = -1.0f, kValueHi = 2.0f;
+inline constexpr float kXLo = -0.5f, kXHi = 1.5f;
+
+struct Case {
+  std::shared_ptr<const Csr> matrix;
+  std::string name;            // the matrix in messages: "uniform 1000 x 1000, 8-24 per row"
+  uint64_t seed = 1;           // values and x of call c: mix_seed(seed, c)
+  size_t workspace_bytes = 0;  // the lab's spmv_workspace_bytes(rows, nnz)
+  int calls = 1;               // > 1: same buffers, fresh values, x and garbage each call
+  bool capture = false;        // record the launcher under stream capture
+};
+
+// The length class a row of `len` entries is reported in.
+std::string length_class(int64_t len);
+
+// The per-row bounds for `ref_abs` = sum_e |a_e x_col(e)| of each row.
+double row_bound(int64_t len, double abs_sum);
+
+CheckSpec spec(const std::string& variant, const Case& c);
+::testing::AssertionResult check(const std::string& variant, const Case& c);
+
+}  // namespace labkit::ops::spmv

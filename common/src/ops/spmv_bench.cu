@@ -1,0 +1,177 @@
+#include "labkit/ops/spmv_bench.hpp"
+
+#include <cusparse.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
+#include "labkit/ops/spmv.hpp"
+
+namespace labkit::ops::spmv {
+namespace {
+
+void cusparse_check(cusparseStatus_t status, const char* expr, int line) {
+  if (status == CUSPARSE_STATUS_SUCCESS) return;
+  std::ostringstream os;
+  os << "cuSPARSE: " << expr << " failed: " << cusparseGetErrorString(status) << " (spmv_bench.cu:"
+     << line << ")";
+  throw std::runtime_error(os.str());
+}
+#define CUSPARSE_CHECK(expr) cusparse_check((expr), #expr, __LINE__)
+
+// Buffer indices, as in spmv_worker.hpp.
+constexpr uint32_t kValues = 2, kX = 3, kY = 4;
+
+// cusparseSpMV (CSR, FP32, 32-bit indices, the default algorithm) on the benchmark's matrix.
+// A second matrix descriptor over |values| and |x| gives each row's sum |a x| for the bound.
+class CusparseSpmv : public bench::Baseline {
+ public:
+  explicit CusparseSpmv(std::shared_ptr<const Csr> m)
+      : m_(std::move(m)),
+        nnz_(static_cast<size_t>(m_->nnz())),
+        row_ptr_(m_->row_ptr.size()),
+        col_idx_(std::max<size_t>(nnz_, 1)),
+        values_(std::max<size_t>(nnz_, 1)),
+        abs_values_(std::max<size_t>(nnz_, 1)),
+        x_(static_cast<size_t>(m_->cols)),
+        abs_x_(static_cast<size_t>(m_->cols)),
+        y_(static_cast<size_t>(m_->rows)),
+        abs_y_(static_cast<size_t>(m_->rows)) {
+    CUDA_CHECK(cudaMemcpy(row_ptr_.get(), m_->row_ptr.data(), row_ptr_.bytes(), cudaMemcpyHostToDevice));
+    if (nnz_ > 0) {
+      CUDA_CHECK(cudaMemcpy(col_idx_.get(), m_->col_idx.data(), nnz_ * 4, cudaMemcpyHostToDevice));
+    }
+    CUSPARSE_CHECK(cusparseCreate(&handle_));
+    CUSPARSE_CHECK(cusparseCreateCsr(&a_, m_->rows, m_->cols, static_cast<int64_t>(nnz_),
+                                     row_ptr_.get(), col_idx_.get(), values_.get(),
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    CUSPARSE_CHECK(cusparseCreateCsr(&abs_a_, m_->rows, m_->cols, static_cast<int64_t>(nnz_),
+                                     row_ptr_.get(), col_idx_.get(), abs_values_.get(),
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                     CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F));
+    CUSPARSE_CHECK(cusparseCreateDnVec(&x_vec_, m_->cols, x_.get(), CUDA_R_32F));
+    CUSPARSE_CHECK(cusparseCreateDnVec(&abs_x_vec_, m_->cols, abs_x_.get(), CUDA_R_32F));
+    CUSPARSE_CHECK(cusparseCreateDnVec(&y_vec_, m_->rows, y_.get(), CUDA_R_32F));
+    CUSPARSE_CHECK(cusparseCreateDnVec(&abs_y_vec_, m_->rows, abs_y_.get(), CUDA_R_32F));
+    size_t bytes = 0;
+    CUSPARSE_CHECK(cusparseSpMV_bufferSize(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, a_,
+                                           x_vec_, &zero_, y_vec_, CUDA_R_32F,
+                                           CUSPARSE_SPMV_ALG_DEFAULT, &bytes));
+    buffer_ = DeviceBuffer<char>(std::max<size_t>(bytes, 1));
+  }
+
+  ~CusparseSpmv() override {
+    cusparseDestroyDnVec(abs_y_vec_);
+    cusparseDestroyDnVec(y_vec_);
+    cusparseDestroyDnVec(abs_x_vec_);
+    cusparseDestroyDnVec(x_vec_);
+    cusparseDestroySpMat(abs_a_);
+    cusparseDestroySpMat(a_);
+    cusparseDestroy(handle_);
+  }
+
+  void prepare(uint64_t seed, cudaStream_t s) override {
+    if (nnz_ > 0) {
+      fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, kValues), kValueLo, kValueHi, s);
+    }
+    fill_uniform_f32(x_.get(), x_.size(), protocol::buffer_seed(seed, kX), kXLo, kXHi, s);
+  }
+
+  void run(cudaStream_t s) override { multiply(a_, x_vec_, y_vec_, s); }
+
+  std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
+    if (outputs.size() <= kY || outputs[kY].size() != y_.bytes()) return "y has the wrong size";
+    // |A| |x| for the bound, on the same values and x.
+    if (nnz_ > 0) {
+      CUDA_CHECK(cudaMemcpyAsync(abs_values_.get(), values_.get(), nnz_ * 4, cudaMemcpyDeviceToDevice, s));
+      abs_f32(abs_values_.get(), nnz_, s);
+    }
+    CUDA_CHECK(cudaMemcpyAsync(abs_x_.get(), x_.get(), x_.bytes(), cudaMemcpyDeviceToDevice, s));
+    abs_f32(abs_x_.get(), abs_x_.size(), s);
+    multiply(abs_a_, abs_x_vec_, abs_y_vec_, s);
+    CUDA_CHECK(cudaStreamSynchronize(s));
+    const std::vector<float> base = y_.download(), abs_base = abs_y_.download();
+    std::vector<double> ref(base.begin(), base.end()), bound(base.size());
+    for (size_t r = 0; r < base.size(); ++r) {
+      // Both results carry float rounding: twice the test bound, around cuSPARSE's y.
+      bound[r] = 2 * row_bound(m_->row_length(static_cast<int32_t>(r)), 1.01 * abs_base[r]);
+    }
+    VectorLayout layout;
+    layout.n = base.size();
+    layout.name = "y";
+    const auto m = m_;
+    layout.group = [m](size_t r) { return length_class(m->row_length(static_cast<int32_t>(r))); };
+    const CompareResult r = compare_vector(observe(outputs[kY], labkit::DType::kF32), ref, bound, layout);
+    return r.ok() ? "" : "y differs from cuSPARSE's: " + r.report();
+  }
+
+ private:
+  void multiply(cusparseSpMatDescr_t a, cusparseDnVecDescr_t x, cusparseDnVecDescr_t y, cudaStream_t s) {
+    CUSPARSE_CHECK(cusparseSetStream(handle_, s));
+    CUSPARSE_CHECK(cusparseSpMV(handle_, CUSPARSE_OPERATION_NON_TRANSPOSE, &one_, a, x, &zero_, y,
+                                CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, buffer_.get()));
+  }
+
+  std::shared_ptr<const Csr> m_;
+  size_t nnz_;
+  DeviceBuffer<int> row_ptr_, col_idx_;
+  DeviceBuffer<float> values_, abs_values_, x_, abs_x_, y_, abs_y_;
+  DeviceBuffer<char> buffer_;
+  cusparseHandle_t handle_ = nullptr;
+  cusparseSpMatDescr_t a_ = nullptr, abs_a_ = nullptr;
+  cusparseDnVecDescr_t x_vec_ = nullptr, abs_x_vec_ = nullptr, y_vec_ = nullptr, abs_y_vec_ = nullptr;
+  const float one_ = 1.0f, zero_ = 0.0f;
+};
+
+template <typename T>
+Bytes to_bytes(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+}  // namespace
+
+double min_bytes(const Csr& m) {
+  const double nnz = static_cast<double>(m.nnz());
+  return 4.0 * nnz + 4.0 * nnz + 4.0 * (m.rows + 1.0) + 4.0 * m.cols + 4.0 * m.rows;
+}
+
+bench::Spec benchmark(const std::string& variant, const std::string& matrix_name,
+                      std::shared_ptr<const Csr> matrix, size_t workspace_bytes) {
+  const std::string problem = validate(*matrix);
+  if (!problem.empty()) throw std::invalid_argument("spmv benchmark " + matrix_name + ": " + problem);
+  bench::Spec s;
+  s.name = "spmv/" + variant + "/" + matrix_name;
+  s.call.variant = variant;
+  const size_t rows = static_cast<size_t>(matrix->rows), cols = static_cast<size_t>(matrix->cols),
+               nnz = static_cast<size_t>(matrix->nnz());
+  s.call.params = {matrix->rows, matrix->cols, static_cast<int64_t>(nnz)};
+  // Garbage in the workspace, once: the launcher may not rely on its contents anyway.
+  const size_t ws_words = (workspace_bytes + 3) / 4;
+  std::vector<float> garbage(ws_words);
+  for (size_t i = 0; i < ws_words; ++i) garbage[i] = 100.0f + static_cast<float>(i % 997);
+  s.call.buffers = {
+      {"row_ptr", protocol::Role::kInput, 4, rows + 1, {rows + 1}},
+      {"col_idx", protocol::Role::kInput, 4, nnz, {nnz}},
+      {"values", protocol::Role::kInput, 4, nnz, {nnz}, protocol::Source::kUniformF32, kValueLo, kValueHi},
+      {"x", protocol::Role::kInput, 4, cols, {cols}, protocol::Source::kUniformF32, kXLo, kXHi},
+      {"y", protocol::Role::kOutput, 4, rows, {rows}},
+      {"workspace", protocol::Role::kInOut, 4, ws_words, {ws_words}}};
+  s.call.inputs = {{to_bytes(matrix->row_ptr), to_bytes(matrix->col_idx), {}, {}, {}, to_bytes(garbage)}};
+  s.flop = 2.0 * static_cast<double>(nnz);
+  s.bytes = min_bytes(*matrix);
+  s.baseline_name = "cuSPARSE SpMV (CSR, FP32)";
+  s.baseline = [matrix] { return std::make_unique<CusparseSpmv>(matrix); };
+  return s;
+}
+
+}  // namespace labkit::ops::spmv
