@@ -18,6 +18,13 @@
 
 #include <cstddef>
 
+// The shape helpers below work in kernels too.
+#if defined(__CUDACC__)
+#define CONV_HD __host__ __device__
+#else
+#define CONV_HD
+#endif
+
 // The shape of one convolution. Sizes >= 1, pad >= 0, K <= H + 2P and K <= W + 2P.
 struct ConvShape {
   int n, c_in, h, w;  // input: N images of C_in channels, H x W
@@ -25,18 +32,18 @@ struct ConvShape {
   int stride, pad;    // S and P, the same in both directions
 };
 
-constexpr int conv_h_out(const ConvShape& s) { return (s.h + 2 * s.pad - s.k) / s.stride + 1; }
-constexpr int conv_w_out(const ConvShape& s) { return (s.w + 2 * s.pad - s.k) / s.stride + 1; }
+CONV_HD constexpr int conv_h_out(const ConvShape& s) { return (s.h + 2 * s.pad - s.k) / s.stride + 1; }
+CONV_HD constexpr int conv_w_out(const ConvShape& s) { return (s.w + 2 * s.pad - s.k) / s.stride + 1; }
 
 // The unrolled (im2col) matrix of ONE image: C_in*K*K rows (row ci*K*K + i*K + j) by
 // H_out*W_out columns (column oh*W_out + ow), row-major; `rows * cols` floats.
-constexpr size_t conv_col_rows(const ConvShape& s) { return size_t(s.c_in) * s.k * s.k; }
-constexpr size_t conv_col_cols(const ConvShape& s) { return size_t(conv_h_out(s)) * conv_w_out(s); }
+CONV_HD constexpr size_t conv_col_rows(const ConvShape& s) { return size_t(s.c_in) * s.k * s.k; }
+CONV_HD constexpr size_t conv_col_cols(const ConvShape& s) { return size_t(conv_h_out(s)) * conv_w_out(s); }
 
 // Floats of `workspace`: the unrolled matrices of all N images, then room for a
 // C_out x N*H_out*W_out GEMM result (for a GEMM with the images folded into its columns,
 // whose result then needs reordering into NCHW). Use what your wrapper needs of it.
-constexpr size_t conv_workspace_size(const ConvShape& s) {
+CONV_HD constexpr size_t conv_workspace_size(const ConvShape& s) {
   return (conv_col_rows(s) + size_t(s.c_out)) * conv_col_cols(s) * size_t(s.n);
 }
 
