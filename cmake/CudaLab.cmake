@@ -8,6 +8,8 @@
 #     TEST_LIBS labkit_matmul                # the op family's judge side
 #     BENCHMARK bench/bench.cpp              # the lab's benchmark list (labkit::bench::main)
 #     BENCHMARK_LIBS labkit_matmul_bench)    # the family's baseline (cuBLAS here)
+#     WORKER_LIBS labkit_conv_worker         # optional: runner code the lab gives the student
+#                                            # (linked after the student's objects)
 #
 # The student's files are named once, in the lab's grading.toml (`student_files = [...]`).
 # The lab's name is its folder name. Targets:
@@ -19,7 +21,7 @@
 # solutions/<lab>/, whose tests CTest runs through the same judges.
 function(add_cuda_lab)
   cmake_parse_arguments(LAB "" "INTERFACE;WORKER;BENCHMARK"
-                        "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS" ${ARGN})
+                        "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS;WORKER_LIBS" ${ARGN})
   get_filename_component(lab "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(LABS_ONLY AND NOT lab IN_LIST LABS_ONLY)
     return()
@@ -85,7 +87,9 @@ function(add_cuda_lab)
     # link error. Static cudart: the student cannot interpose the runtime.
     add_executable(${prefix}_worker $<TARGET_OBJECTS:labkit_worker> $<TARGET_OBJECTS:${lab}_binding>
                                     $<TARGET_OBJECTS:${prefix}_student>)
-    target_link_libraries(${prefix}_worker PRIVATE CUDA::cudart_static)
+    # WORKER_LIBS: functions the lab provides to the student (lab 07's conv_sgemm); the
+    # policy names the ones the student may call.
+    target_link_libraries(${prefix}_worker PRIVATE ${LAB_WORKER_LIBS} CUDA::cudart_static)
     set_target_properties(${prefix}_worker PROPERTIES LINKER_LANGUAGE CXX)
     add_dependencies(${lab}_test ${prefix}_worker)
     add_dependencies(${lab}_bench ${prefix}_worker)

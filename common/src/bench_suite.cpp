@@ -163,6 +163,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["baseline_iqr"] = relative_iqr(base);
   c["samples"] = static_cast<double>(student.size());
   c["untimed_work_calls"] = escapes;
+  for (const auto& [name, value] : spec.counters) c[name] = value;
   state.SetLabel(spec.baseline_name);
 }
 

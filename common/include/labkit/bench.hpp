@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "labkit/device_buffer.hpp"
@@ -84,6 +85,7 @@ struct Spec {
   OpCall call;               // buffers with generated sources; inputs[0] for constant ones
   double flop = 0;           // the work, for GFLOP/s
   double bytes = 0;          // the minimum bytes moved, for GB/s
+  std::vector<std::pair<std::string, double>> counters;  // extra counters, reported as given
   std::string baseline_name = "baseline";
   std::function<std::unique_ptr<Baseline>()> baseline;
   int warmup = 2;            // calls checked but not recorded

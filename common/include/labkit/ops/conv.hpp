@@ -1,0 +1,70 @@
+// The conv op family, judge side (lab 07): forward 2D convolution, NCHW float32.
+//
+//   y[n][co][oh][ow] = bias[co] + sum over ci, i, j of
+//                      w[co][ci][i][j] * x[n][ci][oh*S - P + i][ow*S - P + j]
+//
+// with zero where the input index falls outside the image (padding), H_out = (H + 2P - K)/S + 1
+// and W_out likewise. The bias is optional (the launcher gets nullptr when there is none).
+// The reference is a direct convolution accumulated in double, over the CPU's cores. An
+// element passes when |got - ref| <= 4 * sqrt(C_in*K*K) * 2^-24 * (sum |w||x| + |bias|): the
+// bound grows with the accumulation length C_in*K*K, as float32 rounding does. The comparison
+// is compare_nchw: which images and channels are wrong, the border (the padding width) against
+// the interior, and the stride phase.
+//
+// Inputs have a non-zero mean (x in [-0.5, 1.5), w in [-0.75, 1.25), bias in [0.5, 1.5)): a
+// lost term, a missing or doubled bias, a read of the wrong image or of the wrong row all move
+// the result well past the bound. The workspace holds fresh garbage before every call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "labkit/check.hpp"
+
+namespace labkit::ops::conv {
+
+inline constexpr double kConvBoundC = 4.0;
+
+// The family's own copy of a lab's shape struct (the judge never includes student code).
+struct Shape {
+  int64_t n = 1, c_in = 1, h = 1, w = 1;  // input N x C_in x H x W
+  int64_t c_out = 1, k = 1;               // filter C_out x C_in x K x K
+  int64_t stride = 1, pad = 0;
+  int64_t h_out() const { return (h + 2 * pad - k) / stride + 1; }
+  int64_t w_out() const { return (w + 2 * pad - k) / stride + 1; }
+  uint64_t x_count() const { return uint64_t(n * c_in * h * w); }
+  uint64_t w_count() const { return uint64_t(c_out * c_in * k * k); }
+  uint64_t y_count() const { return uint64_t(n * c_out * h_out() * w_out()); }
+  double flop() const { return 2.0 * double(y_count()) * double(c_in * k * k); }
+  // "N=2 C_in=3 9x11 -> C_out=5 K=3 S=2 P=1 (out 5x6)"
+  std::string describe() const;
+  // Throws std::invalid_argument unless every size is >= 1, pad >= 0 and K <= H + 2P, W + 2P.
+  void validate() const;
+};
+
+struct Case {
+  Shape shape;
+  bool bias = true;
+  uint64_t seed = 1;
+  size_t workspace = 0;  // float elements (the lab's conv_workspace_size(shape))
+  int calls = 1;         // > 1: same buffers, fresh inputs and fresh garbage each call
+  bool capture = false;  // record the launcher under stream capture
+};
+
+// The reference in double: y (N x C_out x H_out x W_out) and, per output, sum |w||x| + |bias|
+// (bias may be empty: none). Uses up to 16 threads for large shapes.
+void reference(const Shape& s, const std::vector<float>& x, const std::vector<float>& w,
+               const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* abs);
+
+// Per-element bounds from `abs`: c * sqrt(C_in*K*K) * 2^-24 * abs.
+std::vector<double> conv_bounds(const std::vector<double>& abs, const Shape& s,
+                                double c = kConvBoundC);
+
+CheckSpec spec(const std::string& variant, const Case& c);
+::testing::AssertionResult check(const std::string& variant, const Case& c);
+
+}  // namespace labkit::ops::conv

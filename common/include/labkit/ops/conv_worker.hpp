@@ -1,0 +1,54 @@
+// The conv op family, worker side (lab 07): how a launcher is called, and the GEMM the lab
+// provides to the student's im2col variant.
+//
+// The shape struct is the lab's own (its header is the only one the student's file may
+// include), so the launcher type is a template over it; the lab's worker binds
+// `bind<ConvShape>({CONV_VARIANTS(LABKIT_WORKER_ENTRY)})`. The struct must have the int
+// members n, c_in, h, w, c_out, k, stride, pad.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "labkit/worker.hpp"
+
+namespace labkit::ops::conv {
+
+template <typename Shape>
+using Launcher = void (*)(const float* x, const float* w, const float* bias, float* y,
+                          Shape shape, float* workspace, cudaStream_t stream);
+
+// Creates the cuBLAS handle and its workspace behind conv_sgemm (common/src/ops/conv_gemm.cu).
+// Called by the lab's worker at start-up, before any request: creating them inside a launcher
+// that is being recorded into a graph would allocate during the capture. Never throws; a
+// failure is reported by the first conv_sgemm call.
+void gemm_setup() noexcept;
+
+// Buffers: 0 = x, 1 = w, 2 = bias (C_out values, always allocated), 3 = y, 4 = workspace.
+// Parameters: n, c_in, h, w, c_out, k, stride, pad, has_bias (0: the launcher gets nullptr).
+template <typename Shape>
+void invoke(Launcher<Shape> fn, const worker::Call& call) {
+  Shape s{};
+  s.n = static_cast<int>(call.param(0));
+  s.c_in = static_cast<int>(call.param(1));
+  s.h = static_cast<int>(call.param(2));
+  s.w = static_cast<int>(call.param(3));
+  s.c_out = static_cast<int>(call.param(4));
+  s.k = static_cast<int>(call.param(5));
+  s.stride = static_cast<int>(call.param(6));
+  s.pad = static_cast<int>(call.param(7));
+  const float* bias = call.param(8) != 0 ? call.buffer<const float>(2) : nullptr;
+  fn(call.buffer<const float>(0), call.buffer<const float>(1), bias, call.buffer<float>(3), s,
+     call.buffer<float>(4), call.stream);
+}
+
+template <typename Shape>
+std::vector<worker::Variant> bind(
+    std::initializer_list<std::pair<const char*, Launcher<Shape>>> table) {
+  return worker::bind<Launcher<Shape>>(table, &invoke<Shape>);
+}
+
+}  // namespace labkit::ops::conv

@@ -1,0 +1,210 @@
+#include "labkit/ops/conv.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit::ops::conv {
+
+std::string Shape::describe() const {
+  std::ostringstream os;
+  os << "N=" << n << " C_in=" << c_in << " " << h << "x" << w << " -> C_out=" << c_out
+     << " K=" << k << " S=" << stride << " P=" << pad << " (out " << h_out() << "x" << w_out()
+     << ")";
+  return os.str();
+}
+
+void Shape::validate() const {
+  if (n < 1 || c_in < 1 || h < 1 || w < 1 || c_out < 1 || k < 1 || stride < 1 || pad < 0 ||
+      k > h + 2 * pad || k > w + 2 * pad) {
+    throw std::invalid_argument("conv: not a valid shape: " + describe());
+  }
+}
+
+void reference(const Shape& s, const std::vector<float>& x, const std::vector<float>& w,
+               const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* abs) {
+  s.validate();
+  if (x.size() != s.x_count() || w.size() != s.w_count() ||
+      (!bias.empty() && bias.size() != size_t(s.c_out))) {
+    throw std::invalid_argument("conv::reference: buffer sizes do not match " + s.describe());
+  }
+  const int64_t ho = s.h_out(), wo = s.w_out(), plane = ho * wo, kk = s.k * s.k;
+  y->assign(s.y_count(), 0.0);
+  abs->assign(s.y_count(), 0.0);
+  // One (image, output channel) plane per task; each output accumulated on its own in double.
+  const int64_t planes = s.n * s.c_out;
+  const double work = double(s.y_count()) * double(s.c_in * kk);
+  const int64_t threads =
+      work < 4e6 ? 1
+                 : std::max<int64_t>(1, std::min<int64_t>({16, planes,
+                                                           int64_t(std::thread::hardware_concurrency())}));
+  auto run = [&](int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p) {
+      const int64_t img = p / s.c_out, co = p % s.c_out;
+      double* out = y->data() + p * plane;
+      double* out_abs = abs->data() + p * plane;
+      const double b = bias.empty() ? 0.0 : double(bias[co]);
+      for (int64_t oh = 0; oh < ho; ++oh) {
+        for (int64_t ow = 0; ow < wo; ++ow) {
+          double acc = b, acc_abs = std::fabs(b);
+          for (int64_t ci = 0; ci < s.c_in; ++ci) {
+            const float* xc = x.data() + (img * s.c_in + ci) * s.h * s.w;
+            const float* wc = w.data() + (co * s.c_in + ci) * kk;
+            for (int64_t i = 0; i < s.k; ++i) {
+              const int64_t ih = oh * s.stride - s.pad + i;
+              if (ih < 0 || ih >= s.h) continue;  // zero padding
+              for (int64_t j = 0; j < s.k; ++j) {
+                const int64_t iw = ow * s.stride - s.pad + j;
+                if (iw < 0 || iw >= s.w) continue;
+                const double term = double(wc[i * s.k + j]) * double(xc[ih * s.w + iw]);
+                acc += term;
+                acc_abs += std::fabs(term);
+              }
+            }
+          }
+          out[oh * wo + ow] = acc;
+          out_abs[oh * wo + ow] = acc_abs;
+        }
+      }
+    }
+  };
+  if (threads == 1) {
+    run(0, planes);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int64_t t = 0; t < threads; ++t) {
+    pool.emplace_back(run, planes * t / threads, planes * (t + 1) / threads);
+  }
+  for (auto& th : pool) th.join();
+}
+
+std::vector<double> conv_bounds(const std::vector<double>& abs, const Shape& s, double c) {
+  const double scale = c * std::sqrt(double(s.c_in * s.k * s.k)) * std::ldexp(1.0, -24);
+  std::vector<double> bound(abs.size());
+  for (size_t i = 0; i < abs.size(); ++i) bound[i] = scale * abs[i];
+  return bound;
+}
+
+namespace {
+
+Bytes to_bytes(const std::vector<float>& v) {
+  Bytes b(v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+std::vector<float> uniform(size_t count, uint64_t seed, float lo, float hi) {
+  std::vector<float> v(count);
+  for (size_t i = 0; i < count; ++i) v[i] = uniform_f32(seed, i, lo, hi);
+  return v;
+}
+
+struct Expected {
+  std::vector<double> y, bound;
+};
+
+// The inputs and references of one case's calls. The variants of a lab run the same cases one
+// after the other, so the last one is kept: the largest references are computed once.
+struct Generated {
+  Shape shape;
+  bool bias = false;
+  uint64_t seed = 0;
+  size_t workspace = 0;
+  int calls = 0;
+  std::vector<std::vector<Bytes>> inputs;  // [call]: x, w, bias, y (empty), workspace garbage
+  std::shared_ptr<const std::vector<Expected>> expected;
+};
+
+bool same(const Shape& a, const Shape& b) {
+  return a.n == b.n && a.c_in == b.c_in && a.h == b.h && a.w == b.w && a.c_out == b.c_out &&
+         a.k == b.k && a.stride == b.stride && a.pad == b.pad;
+}
+
+const Generated& generated(const Case& c) {
+  static Generated last;
+  if (last.expected && same(last.shape, c.shape) && last.bias == c.bias && last.seed == c.seed &&
+      last.workspace == c.workspace && last.calls == c.calls) {
+    return last;
+  }
+  last = Generated{};
+  auto expected = std::make_shared<std::vector<Expected>>();
+  const Shape& s = c.shape;
+  for (int call = 0; call < c.calls; ++call) {
+    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
+    std::vector<float> x = uniform(s.x_count(), mix_seed(seed, 1), -0.5f, 1.5f);
+    std::vector<float> w = uniform(s.w_count(), mix_seed(seed, 2), -0.75f, 1.25f);
+    std::vector<float> bias = uniform(size_t(s.c_out), mix_seed(seed, 3), 0.5f, 1.5f);
+    // Garbage of the size of real data: a kernel that reads the workspace before writing it
+    // gets plausible-looking but wrong numbers, not only NaN.
+    std::vector<float> garbage = uniform(c.workspace, mix_seed(seed, 4), -100.0f, 100.0f);
+    Expected e;
+    std::vector<double> abs;
+    reference(s, x, w, c.bias ? bias : std::vector<float>{}, &e.y, &abs);
+    e.bound = conv_bounds(abs, s);
+    expected->push_back(std::move(e));
+    last.inputs.push_back({to_bytes(x), to_bytes(w), to_bytes(bias), {}, to_bytes(garbage)});
+  }
+  last.shape = s;
+  last.bias = c.bias;
+  last.seed = c.seed;
+  last.workspace = c.workspace;
+  last.calls = c.calls;
+  last.expected = std::move(expected);
+  return last;
+}
+
+}  // namespace
+
+CheckSpec spec(const std::string& variant, const Case& c) {
+  const Shape& s = c.shape;
+  s.validate();
+  CheckSpec sp;
+  std::ostringstream what;
+  what << variant << " on " << s.describe() << (c.bias ? " with bias" : " without bias")
+       << " [seed " << c.seed << "]";
+  sp.what = what.str();
+  sp.call.variant = variant;
+  sp.call.params = {s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad, c.bias ? 1 : 0};
+  sp.call.capture = c.capture;
+  const uint64_t n = s.n, ci = s.c_in, h = s.h, w = s.w, co = s.c_out, k = s.k,
+                 ho = s.h_out(), wo = s.w_out();
+  sp.call.buffers = {{"x", protocol::Role::kInput, 4, s.x_count(), {n, ci, h, w}},
+                     {"w", protocol::Role::kInput, 4, s.w_count(), {co, ci, k, k}},
+                     {"bias", protocol::Role::kInput, 4, co, {co}},
+                     {"y", protocol::Role::kOutput, 4, s.y_count(), {n, co, ho, wo}},
+                     {"workspace", protocol::Role::kInOut, 4, c.workspace, {c.workspace}}};
+  const Generated& g = generated(c);
+  sp.call.inputs = g.inputs;
+  const auto expected = g.expected;
+  // The border of the map: outputs whose window reaches into the padding.
+  const size_t border = size_t((s.pad + s.stride - 1) / s.stride);
+  const NchwLayout layout{size_t(n), size_t(co), size_t(ho), size_t(wo), border,
+                          size_t(s.stride), "y"};
+  const std::string shape = s.describe();
+  sp.verify = [expected, layout, shape](int call, const std::vector<Bytes>& outputs) {
+    const Expected& e = (*expected)[call];
+    const CompareResult r =
+        compare_nchw(observe(outputs[3], labkit::DType::kF32), e.y, e.bound, layout);
+    return r.ok() ? std::string() : "y is wrong for " + shape + ": " + r.report();
+  };
+  sp.fault_hint =
+      "an illegal address usually means an input index outside the image (padding must be "
+      "read as zero, never loaded: check ih and iw against 0 and H, W), an unrolled index past "
+      "C_in*K*K rows or H_out*W_out columns, or a workspace use beyond conv_workspace_size()";
+  return sp;
+}
+
+::testing::AssertionResult check(const std::string& variant, const Case& c) {
+  return labkit::check(spec(variant, c));
+}
+
+}  // namespace labkit::ops::conv

@@ -1,0 +1,194 @@
+#include "labkit/ops/conv_bench.hpp"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
+
+namespace labkit::ops::conv {
+namespace {
+
+#define CUDNN_CHECK(expr)                                                                     \
+  do {                                                                                        \
+    const cudnnStatus_t status_ = (expr);                                                     \
+    if (status_ != CUDNN_STATUS_SUCCESS) {                                                    \
+      throw std::runtime_error(std::string(#expr) + " failed: " + cudnnGetErrorString(status_)); \
+    }                                                                                         \
+  } while (0)
+
+// The same ranges as the tests' inputs (conv.hpp): a non-zero mean.
+constexpr float kXLo = -0.5f, kXHi = 1.5f, kWLo = -0.75f, kWHi = 1.25f;
+
+// |got - ref| <= scale * abs everywhere (NaN never passes), over the CPU's cores.
+bool all_within(const std::vector<float>& got, const std::vector<float>& ref,
+                const std::vector<float>& abs, double scale) {
+  const size_t n = got.size();
+  const size_t threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  std::vector<char> ok(threads, 1);
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      for (size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
+        const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+        if (!(err <= scale * abs[i])) {
+          ok[t] = 0;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
+}
+
+// cuDNN forward convolution, FP32 data and compute, CUDNN_FMA_MATH: FMA kernels only (no
+// tensor cores, no TF32). The algorithm: the fastest that cudnnFind reports for FMA math on
+// this shape, found once; its workspace allocated once.
+class CudnnConv : public bench::Baseline {
+ public:
+  explicit CudnnConv(const Shape& s)
+      : s_(s), x_(s.x_count()), w_(s.w_count()), y_(s.y_count()), abs_x_(s.x_count()),
+        abs_w_(s.w_count()), abs_y_(s.y_count()) {
+    CUDNN_CHECK(cudnnCreate(&handle_));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
+    CUDNN_CHECK(cudnnCreateFilterDescriptor(&w_desc_));
+    CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv_desc_));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(x_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(s.n),
+                                           int(s.c_in), int(s.h), int(s.w)));
+    CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_desc_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+                                           int(s.c_out), int(s.c_in), int(s.k), int(s.k)));
+    CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_desc_, int(s.pad), int(s.pad), int(s.stride),
+                                                int(s.stride), 1, 1, CUDNN_CROSS_CORRELATION,
+                                                CUDNN_DATA_FLOAT));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+    int n = 0, c = 0, h = 0, w = 0;
+    CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(conv_desc_, x_desc_, w_desc_, &n, &c, &h, &w));
+    if (n != s.n || c != s.c_out || h != s.h_out() || w != s.w_out()) {
+      throw std::runtime_error("cuDNN's output shape differs from the lab's for " + s.describe());
+    }
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
+
+    // cudnnFind times every algorithm on this shape; keep the fastest whose math is FMA.
+    int max_algos = 0, returned = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_algos, 1));
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(handle_, x_desc_, w_desc_, conv_desc_, y_desc_,
+                                                     int(perf.size()), &returned, perf.data()));
+    // Results are sorted fastest first. Prefer one timed with FMA math; failing that, one timed
+    // with the default math (the descriptor stays FMA, so it runs without tensor cores anyway).
+    int chosen = -1;
+    for (cudnnMathType_t wanted : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH}) {
+      for (int i = 0; i < returned && chosen < 0; ++i) {
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == wanted) chosen = i;
+      }
+    }
+    if (chosen < 0) throw std::runtime_error("cuDNN has no FP32 FMA algorithm for " + s.describe());
+    algo_ = perf[chosen].algo;
+    workspace_bytes_ = perf[chosen].memory;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+    workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+  }
+
+  ~CudnnConv() override {
+    cudnnDestroyConvolutionDescriptor(conv_desc_);
+    cudnnDestroyFilterDescriptor(w_desc_);
+    cudnnDestroyTensorDescriptor(y_desc_);
+    cudnnDestroyTensorDescriptor(x_desc_);
+    cudnnDestroy(handle_);
+  }
+
+  void prepare(uint64_t seed, cudaStream_t st) override {
+    fill_uniform_f32(x_.get(), x_.size(), protocol::buffer_seed(seed, 0), kXLo, kXHi, st);
+    fill_uniform_f32(w_.get(), w_.size(), protocol::buffer_seed(seed, 1), kWLo, kWHi, st);
+  }
+
+  void run(cudaStream_t st) override { forward(x_.get(), w_.get(), y_.get(), st); }
+
+  std::string verify(const std::vector<Bytes>& outputs, cudaStream_t st) override {
+    // sum |w||x| per output: the same convolution on |x| and |w|.
+    CUDA_CHECK(cudaMemcpyAsync(abs_x_.get(), x_.get(), x_.bytes(), cudaMemcpyDeviceToDevice, st));
+    CUDA_CHECK(cudaMemcpyAsync(abs_w_.get(), w_.get(), w_.bytes(), cudaMemcpyDeviceToDevice, st));
+    abs_f32(abs_x_.get(), abs_x_.size(), st);
+    abs_f32(abs_w_.get(), abs_w_.size(), st);
+    forward(abs_x_.get(), abs_w_.get(), abs_y_.get(), st);
+    CUDA_CHECK(cudaStreamSynchronize(st));
+    const std::vector<float> base = y_.download(), abs = abs_y_.download();
+    if (outputs.size() < 4 || outputs[3].size() != base.size() * sizeof(float)) {
+      return "the output y has the wrong size";
+    }
+    std::vector<float> got(base.size());
+    std::memcpy(got.data(), outputs[3].data(), outputs[3].size());
+    // Both sides carry float32 rounding: twice the test bound. The common case (all right) is a
+    // parallel pass; the full report only when it is not.
+    const double scale = 2 * kConvBoundC * std::sqrt(double(s_.c_in * s_.k * s_.k)) *
+                         std::ldexp(1.0, -24);
+    if (all_within(got, base, abs, scale)) return "";
+    const std::vector<double> ref(base.begin(), base.end()), abs_d(abs.begin(), abs.end());
+    const NchwLayout layout{size_t(s_.n), size_t(s_.c_out), size_t(s_.h_out()), size_t(s_.w_out()),
+                            size_t((s_.pad + s_.stride - 1) / s_.stride), size_t(s_.stride), "y"};
+    const CompareResult r = compare_nchw(observe(outputs[3], labkit::DType::kF32), ref,
+                                         conv_bounds(abs_d, s_, 2 * kConvBoundC), layout);
+    return r.ok() ? "" : r.report();
+  }
+
+ private:
+  void forward(const float* x, const float* w, float* y, cudaStream_t st) {
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetStream(handle_, st));
+    CUDNN_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_, x, w_desc_, w, conv_desc_, algo_,
+                                        workspace_.get(), workspace_bytes_, &zero, y_desc_, y));
+  }
+
+  Shape s_;
+  DeviceBuffer<float> x_, w_, y_, abs_x_, abs_w_, abs_y_;
+  cudnnHandle_t handle_ = nullptr;
+  cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr;
+  cudnnFilterDescriptor_t w_desc_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
+  cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  size_t workspace_bytes_ = 0;
+  DeviceBuffer<char> workspace_{1};
+};
+
+}  // namespace
+
+bench::Spec benchmark(const std::string& variant, const std::string& label, const Shape& shape,
+                      size_t workspace) {
+  shape.validate();
+  bench::Spec s;
+  s.name = "conv/" + variant + "/" + label;
+  s.call.variant = variant;
+  const Shape& sh = shape;
+  s.call.params = {sh.n, sh.c_in, sh.h, sh.w, sh.c_out, sh.k, sh.stride, sh.pad, 0};
+  const uint64_t n = sh.n, ci = sh.c_in, h = sh.h, w = sh.w, co = sh.c_out, k = sh.k,
+                 ho = sh.h_out(), wo = sh.w_out();
+  using protocol::Role;
+  using protocol::Source;
+  // The workspace is declared an input drawn fresh (garbage) for every call: it is regenerated
+  // on the device before each call and never copied back (it can be gigabytes).
+  s.call.buffers = {
+      {"x", Role::kInput, 4, sh.x_count(), {n, ci, h, w}, Source::kUniformF32, kXLo, kXHi},
+      {"w", Role::kInput, 4, sh.w_count(), {co, ci, k, k}, Source::kUniformF32, kWLo, kWHi},
+      {"bias", Role::kInput, 4, co, {co}, Source::kUniformF32, 0.5, 1.5},  // unused: no bias
+      {"y", Role::kOutput, 4, sh.y_count(), {n, co, ho, wo}},
+      {"workspace", Role::kInput, 4, workspace, {workspace}, Source::kUniformF32, -100.0, 100.0}};
+  s.flop = sh.flop();
+  s.bytes = 4.0 * double(sh.x_count() + sh.w_count() + sh.y_count());
+  s.counters = {{"workspace_MB", 4.0 * double(workspace) / 1e6}};
+  s.baseline_name = "cuDNN forward convolution (FP32, FMA math)";
+  s.baseline = [sh] { return std::make_unique<CudnnConv>(sh); };
+  return s;
+}
+
+}  // namespace labkit::ops::conv
