@@ -24,8 +24,8 @@ static_assert(V % 4 == 0, "the thread tile is read and written as float4");
 // tile V x V in registers.
 // Memory traffic: each block reads 2*L*K floats from global memory, 2*M*N*K/L in all (2N^3/L);
 // each thread reads 2*V*K floats from shared memory, 2*M*N*K/V in all (2N^3/V).
-// Known limit: the shared-memory stores of A's transposed slice are 8-way bank conflicts, the
-// loads are scalar, and nothing overlaps the fetch with the math (lab 04's v5 does).
+// Known limit: the shared-memory stores of A's transposed slice conflict on banks, and nothing
+// overlaps the fetch with the math (lab 04's v5 does).
 __global__ void __launch_bounds__(kThreads)
     matmul_v3_smem_tiled_kernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, int M, int N, int K) {
@@ -48,13 +48,18 @@ __global__ void __launch_bounds__(kThreads)
     __syncthreads();
     // The cooperative fetch: L * S elements of each slice, spread over all threads. The
     // stride loop covers them whether or not L * S is a multiple of the thread count.
-    // A: consecutive threads take consecutive k of one row (8 floats = one 32-byte sector).
-    // B: consecutive threads take consecutive columns of one row (fully coalesced).
-    for (int idx = tid; idx < L * S; idx += kThreads) {
-      const int m = idx / S, s = idx % S;
-      sA[s][m] = A[static_cast<size_t>(row0 + m) * K + (ko + s)];
-      const int sb = idx / L, n = idx % L;
-      sB[sb][n] = B[static_cast<size_t>(ko + sb) * N + (col0 + n)];
+    // A: two consecutive threads take the 8 floats (one 32-byte sector) of one row's slice.
+    // B: consecutive threads take consecutive float4s of one row (fully coalesced).
+    // 16-byte loads: K and N are multiples of 8 and 128 (the promise), so every float4 is
+    // aligned and inside the matrices; L * S / 4 = 256 float4s of each slice, one per thread.
+    for (int idx = tid; idx < L * S / 4; idx += kThreads) {
+      const int m = idx / (S / 4), s = (idx % (S / 4)) * 4;
+      const float4 av =
+          *reinterpret_cast<const float4*>(A + static_cast<size_t>(row0 + m) * K + ko + s);
+      sA[s][m] = av.x, sA[s + 1][m] = av.y, sA[s + 2][m] = av.z, sA[s + 3][m] = av.w;
+      const int sb = idx / (L / 4), n = (idx % (L / 4)) * 4;
+      *reinterpret_cast<float4*>(&sB[sb][n]) =
+          *reinterpret_cast<const float4*>(B + static_cast<size_t>(ko + sb) * N + col0 + n);
     }
     // Barrier 2: the whole slice is in shared memory before anyone reads it (a
     // read-after-write hazard without it).
