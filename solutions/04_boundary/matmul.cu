@@ -97,7 +97,7 @@ namespace v5 {
 // Every size the lead may tune, in one place. The checks below keep them consistent.
 constexpr int BM = 128;        // block tile rows (of C and A)
 constexpr int BN = 128;        // block tile columns (of C and B)
-constexpr int BK = 8;          // slice depth
+constexpr int BK = 16;         // slice depth
 constexpr int WM = 64;         // warp tile rows
 constexpr int WN = 32;         // warp tile columns
 constexpr int TM = 4;          // a thread's sub-tile: TM x TN, repeated WM_ITER x WN_ITER times
@@ -106,7 +106,7 @@ constexpr int WM_ITER = 2;     // so a thread owns (WM_ITER*TM) x (WN_ITER*TN) =
 constexpr int WN_ITER = 2;
 constexpr int PAD_A = 4;       // sA rows are BM + PAD_A floats: the transposed stores hit 32 banks
 constexpr int GROUP_M = 8;     // block order: GROUP_M tile rows sweep the tile columns together
-constexpr int kMinBlocksPerSM = 2;
+constexpr int kMinBlocksPerSM = 1;
 
 constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
 constexpr int kThreads = 32 * kWarpsM * kWarpsN;               // 256
