@@ -14,7 +14,7 @@ The CTest suite itself runs separately (cmake --workflow --preset test).
 
   python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--workers N] [--out DIR]
                                [--case-timeout S] [--repeat-check] [--no-sanitize]
-                               [--skip-solutions]
+                               [--skip-solutions] [--bench-any]
 Exit status 0 when every check holds, 1 otherwise, 2 on bad arguments."""
 
 from __future__ import annotations
@@ -316,6 +316,9 @@ def main(argv=None) -> int:
                     help="pass --no-sanitize to the grader for corpus cases (faster)")
     ap.add_argument("--skip-solutions", action="store_true",
                     help="grade only the corpus (no solutions, starters or their re-grading)")
+    ap.add_argument("--bench-any", action="store_true",
+                    help="benchmark the cases whose performance is not asserted too (slower: "
+                         "benchmarks run one at a time on the GPU)")
     ap.add_argument("--print-labs", action="store_true",
                     help="print the chosen labs' folder names, ';'-separated, and exit "
                          "(scripts/gpu-check builds only those)")
@@ -340,7 +343,8 @@ def main(argv=None) -> int:
 
     slots_total = max(1, min(args.workers, len(cases) or 1))
     jobs = max(2, (os.cpu_count() or 2) // slots_total)
-    has = {flag: grader_supports(flag) for flag in ("--test-timeout", "--no-sanitize", "--jobs")}
+    has = {flag: grader_supports(flag)
+           for flag in ("--test-timeout", "--no-sanitize", "--jobs", "--no-performance")}
 
     def case_flags(timeout_s: float, case: "Case | None" = None) -> list:
         flags = []
@@ -353,6 +357,11 @@ def main(argv=None) -> int:
             flags.append("--no-sanitize")
         if has["--jobs"]:
             flags += ["--jobs", str(jobs)]
+        # Benchmarks hold the GPU alone, one case at a time: a case whose performance verdict
+        # is not asserted ("any") skips them unless --bench-any asks for its figures.
+        if (case is not None and case.want("performance") == "any" and not args.bench_any
+                and has["--no-performance"]):
+            flags.append("--no-performance")
         return flags
 
     slot0 = REPO / "build" / "check-0"
