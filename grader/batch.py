@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -291,14 +292,17 @@ class BuildSlots:
 
 
 # ------------------------------------------------------------------------------- processes
-def _child_setup() -> None:
+def _child_setup(batch_pid: int) -> None:
     """In the grader process, before exec: die with the batch (should the batch be killed with
-    SIGKILL, its graders do not grade on unseen)."""
+    SIGKILL, its graders do not grade on unseen). A batch killed between the fork and the prctl
+    sends no signal, so a child that finds itself orphaned already leaves at once."""
     try:
         import ctypes
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except Exception:
         pass
+    if os.getppid() != batch_pid:
+        os._exit(1)
 
 
 def _descendants(pid: int) -> set:
@@ -650,7 +654,7 @@ def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layou
     log.flush()
     proc = subprocess.Popen(cmd, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-                            preexec_fn=_child_setup)
+                            preexec_fn=functools.partial(_child_setup, os.getpid()))
     return Running(sub, key, proc, slot, gpu, tmp, log, time.monotonic())
 
 
