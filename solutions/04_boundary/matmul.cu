@@ -258,8 +258,10 @@ __global__ void __launch_bounds__(v5::kThreads, v5::kMinBlocksPerSM)
 
   for (int t = 0; t < tiles_k; ++t) {
     const int cur = t & 1;
-    // Start the next slice's global loads now; they complete while this slice is computed.
-    if (t + 1 < tiles_k) load_slice((t + 1) * BK);
+    // The next slice's global loads start now and complete while this slice is computed. The
+    // scalar path issues them even past the last slice (all predicated off): under an `if` that
+    // matches the store's below, the compiler sank its predicated loads behind the FMAs.
+    if (!kVec || t + 1 < tiles_k) load_slice((t + 1) * BK);
 
     const float* sA = sA0 + cur * BK * kLdA;
     const float* sB = sB0 + cur * BK * kLdB;

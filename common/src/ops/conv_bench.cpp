@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -52,8 +54,8 @@ bool all_within(const std::vector<float>& got, const std::vector<float>& ref,
 }
 
 // cuDNN forward convolution, FP32 data and compute, CUDNN_FMA_MATH: FMA kernels only (no
-// tensor cores, no TF32). The algorithm: the fastest that cudnnFind reports for FMA math on
-// this shape, found once; its workspace allocated once.
+// tensor cores, no TF32). The algorithm: chosen once per shape by timing cudnnFind's FMA
+// candidates (choose_algorithm); its workspace allocated once.
 class CudnnConv : public bench::Baseline {
  public:
   explicit CudnnConv(const Shape& s)
@@ -79,25 +81,7 @@ class CudnnConv : public bench::Baseline {
     }
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(y_desc_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, c, h, w));
 
-    // cudnnFind times every algorithm on this shape; keep the fastest whose math is FMA.
-    int max_algos = 0, returned = 0;
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
-    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_algos, 1));
-    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(handle_, x_desc_, w_desc_, conv_desc_, y_desc_,
-                                                     int(perf.size()), &returned, perf.data()));
-    // Results are sorted fastest first. Prefer one timed with FMA math; failing that, one timed
-    // with the default math (the descriptor stays FMA, so it runs without tensor cores anyway).
-    int chosen = -1;
-    for (cudnnMathType_t wanted : {CUDNN_FMA_MATH, CUDNN_DEFAULT_MATH}) {
-      for (int i = 0; i < returned && chosen < 0; ++i) {
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == wanted) chosen = i;
-      }
-    }
-    if (chosen < 0) throw std::runtime_error("cuDNN has no FP32 FMA algorithm for " + s.describe());
-    algo_ = perf[chosen].algo;
-    workspace_bytes_ = perf[chosen].memory;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
-    workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+    choose_algorithm();
   }
 
   ~CudnnConv() override {
@@ -143,6 +127,70 @@ class CudnnConv : public bench::Baseline {
   }
 
  private:
+  // The algorithm, chosen the same way in every process. cudnnFind times each algorithm once,
+  // and its pick for the 56x56 3x3 layer changed between runs on an H200 (implicit GEMM or FFT
+  // tiling; 41 against 24 TFLOP/s in the benchmark), which moved that layer's grade. So
+  // cudnnFind only proposes: every FMA algorithm it ran (workspace <= kMaxWorkspace) is timed
+  // here, kTrials calls after kWarmup, each on non-zero inputs after an L2 flush and on an idle
+  // GPU, and the lowest median wins. Two benchmark runs on an H200 picked the same algorithm
+  // for every layer but the 7x7 stem, where the two best are within 3% of each other. (Back to
+  // back here, the calls take less time than in the benchmark, where each follows the student's
+  // call and a CPU check: the pick is what must be stable, not this figure.)
+  void choose_algorithm() {
+    constexpr size_t kMaxWorkspace = size_t(2) << 30;
+    constexpr int kWarmup = 2, kTrials = 5;
+    int max_algos = 0, returned = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_algos, 1));
+    CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(handle_, x_desc_, w_desc_, conv_desc_, y_desc_,
+                                                     int(perf.size()), &returned, perf.data()));
+    // Candidates: timed with FMA math (or the default math: the descriptor stays FMA, so no
+    // tensor cores either way), once per algorithm.
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> candidates;
+    for (int i = 0; i < returned; ++i) {
+      const auto& p = perf[i];
+      const bool math_ok = p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH;
+      const bool seen = std::any_of(candidates.begin(), candidates.end(),
+                                    [&](const auto& c) { return c.algo == p.algo; });
+      if (p.status == CUDNN_STATUS_SUCCESS && math_ok && p.memory <= kMaxWorkspace && !seen) {
+        candidates.push_back(p);
+      }
+    }
+    if (candidates.empty()) throw std::runtime_error("cuDNN has no FP32 FMA algorithm for " + s_.describe());
+    CUDNN_CHECK(cudnnSetConvolutionMathType(conv_desc_, CUDNN_FMA_MATH));
+
+    cudaStream_t raw = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking));
+    const std::unique_ptr<CUstream_st, cudaError_t (*)(cudaStream_t)> owned(raw, cudaStreamDestroy);
+    cudaStream_t stream = raw;
+    L2Flusher flusher;
+    EventTimer timer(stream);
+    prepare(0x5eedc0de, stream);
+    double best_ms = 0;
+    for (const auto& c : candidates) {
+      algo_ = c.algo;
+      workspace_bytes_ = c.memory;
+      workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+      std::vector<double> ms;
+      for (int t = 0; t < kWarmup + kTrials; ++t) {
+        flusher.flush(stream);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const double call_ms = timer.time_ms([&] { run(stream); });
+        if (t >= kWarmup) ms.push_back(call_ms);
+      }
+      const double median_ms = median(ms);
+      if (best_ms == 0 || median_ms < best_ms) {
+        best_ms = median_ms;
+        best_ = c;
+      }
+    }
+    algo_ = best_.algo;
+    workspace_bytes_ = best_.memory;
+    std::fprintf(stderr, "cuDNN baseline for %s: algorithm %d of %zu timed (median %.3f ms, workspace %zu B)\n",
+                 s_.describe().c_str(), int(algo_), candidates.size(), double(best_ms), workspace_bytes_);
+    workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+  }
+
   void forward(const float* x, const float* w, float* y, cudaStream_t st) {
     const float one = 1.0f, zero = 0.0f;
     CUDNN_CHECK(cudnnSetStream(handle_, st));
@@ -158,6 +206,7 @@ class CudnnConv : public bench::Baseline {
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;
+  cudnnConvolutionFwdAlgoPerf_t best_{};
   DeviceBuffer<char> workspace_{1};
 };
 

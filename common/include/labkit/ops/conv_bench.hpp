@@ -1,6 +1,7 @@
 // The conv op family, benchmark side: cuDNN's forward convolution in FP32 with FMA math (no
-// tensor cores, no TF32), its fastest such algorithm found once per shape, on the same fresh
-// inputs as every timed student call; every call's output checked against it.
+// tensor cores, no TF32), its fastest such algorithm (chosen once per shape by timing each
+// candidate), on the same fresh inputs as every timed student call; every call's output
+// checked against it.
 #pragma once
 
 #include <cstddef>
