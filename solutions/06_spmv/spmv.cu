@@ -23,7 +23,7 @@ constexpr unsigned kBestBlock = 256;         // threads per block, every v3 kern
 constexpr int kEntriesPerLane = 4;           // sub-warp width: mean row length / this, rounded
                                              // up to a power of two in [kMinWidth, 32]
 constexpr int kMinWidth = 2;
-constexpr int kShortTrips = 32;              // a row of <= width * kShortTrips entries is done in
+constexpr int kShortTrips = 64;              // a row of <= width * kShortTrips entries is done in
                                              // place by its sub-warp; longer ones are deferred
 constexpr int kHugeRow = 1 << 14;            // deferred rows longer than this: the whole grid
 constexpr int kChunk = kBestBlock * 8;       // entries per block and trip of a huge row
@@ -172,9 +172,10 @@ spmv_v3_warp_kernel(const int* __restrict__ row_ptr, const int* __restrict__ col
   }
 }
 
-// spmv_v3_grid_kernel: the rows longer than kHugeRow, each spread over the whole grid in
-// chunks of kChunk entries; each block adds its chunk's sum into y[row] (zeroed by the short
-// pass) with one atomicAdd.
+// spmv_v3_grid_kernel: the rows longer than kHugeRow, cut into chunks of kChunk entries that
+// are numbered across all of them, block b taking chunks b, b + gridDim.x, ...; each block adds
+// its chunk's sum into y[row] (zeroed by the short pass) with one atomicAdd.
+// Known limit: every block reads the row_ptr of every huge row (few: nnz / kHugeRow at most).
 __global__ void __launch_bounds__(kBestBlock)
 spmv_v3_grid_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
                     const float* __restrict__ values, const float* __restrict__ x,
@@ -183,15 +184,19 @@ spmv_v3_grid_kernel(int rows, const int* __restrict__ row_ptr, const int* __rest
   __shared__ float warp_sums[kBestBlock / kWarp];
   const int count = counters[1];
   const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  // The chunks of all the huge rows are numbered one after the other (row by row, in list
+  // order); block b takes chunks b, b + gridDim.x, ..., so the blocks share the work evenly
+  // whatever the rows' lengths. `base` is the number of the current row's first chunk.
+  long long base = 0, g = blockIdx.x;
   for (int i = 0; i < count; ++i) {
     const int row = list[rows - 1 - i];
     const int start = __ldg(row_ptr + row), end = __ldg(row_ptr + row + 1);
-    const int chunks = (end - start + kChunk - 1) / kChunk;
-    for (int c = static_cast<int>(blockIdx.x); c < chunks; c += static_cast<int>(gridDim.x)) {
-      const int lo = start + c * kChunk;
-      const int hi = end - lo < kChunk ? end : lo + kChunk;
+    const long long chunks = (static_cast<long long>(end) - start + kChunk - 1) / kChunk;
+    for (; g < base + chunks; g += gridDim.x) {
+      const long long lo = start + (g - base) * kChunk;
+      const long long hi = end - lo < kChunk ? end : lo + kChunk;
       float sum = 0.0f;
-      for (int64_t e = lo + static_cast<int64_t>(threadIdx.x); e < hi; e += kBestBlock) {
+      for (long long e = lo + threadIdx.x; e < hi; e += kBestBlock) {
         sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
       }
       sum = group_sum<kWarp>(sum);
@@ -204,6 +209,7 @@ spmv_v3_grid_kernel(int rows, const int* __restrict__ row_ptr, const int* __rest
       }
       __syncthreads();  // warp_sums is reused by the next chunk
     }
+    base += chunks;
   }
 }
 
