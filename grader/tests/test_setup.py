@@ -2,7 +2,8 @@
 scripts/test and the grader, run as a user who cannot install (a stand-in `id` says uid 1000;
 no sudo, or one that wants a password), on a PATH built here that lacks CMake or holds an old
 one. Each must name exactly what is missing and the one command that installs it, exit
-non-zero, build nothing, and never call apt-get (a stand-in that records any call).
+non-zero, build nothing, and never call apt-get (a stand-in that records any call) or pip
+(hidden from python3).
 
 The presence-only tools (g++, binutils, ninja, nvcc) are stand-ins too, so that what is missing
 is what each test removes; GoogleTest and Google Benchmark are looked for where they really are,
@@ -20,7 +21,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build, setup
+from grader import setup
+from grader.config import discover_labs
 from grader.errors import EXIT_USAGE, GraderError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +66,15 @@ class FakeMachine:
             _script(self.bin / "sudo", 'echo "sudo: a password is required" >&2; exit 1\n')
         if cmake:
             _script(self.bin / "cmake", f'echo "cmake version {cmake}"\n')
-        self.env = {"PATH": str(self.bin), "HOME": str(tmp), "LANG": "C.UTF-8"}
+        # python3 without pip, so that nothing is installed by pip either
+        self.stubs = tmp / "stubs"
+        self.hide_module("pip")
+        self.env = {"PATH": str(self.bin), "HOME": str(tmp), "LANG": "C.UTF-8",
+                    "PYTHONPATH": str(self.stubs)}
+
+    def hide_module(self, name: str) -> None:
+        (self.stubs / name).mkdir(parents=True)
+        (self.stubs / name / "__init__.py").write_text(f"raise ImportError('no {name} here')\n")
 
     def run(self, *argv, cwd=REPO, timeout=120) -> subprocess.CompletedProcess:
         return subprocess.run([str(a) for a in argv], cwd=cwd, env=self.env, text=True,
@@ -163,6 +173,26 @@ class InstallDepsAsUserTest(unittest.TestCase):
         self.assertNotIn("nvcc", packages(line(out, "install-deps: install with")))
         self.assertFalse(m.apt_get_ran())
 
+    def test_matplotlib_is_optional(self):
+        # Everything needed there, matplotlib not: --check passes, and the set-up goes on,
+        # naming how to get it, without installing (this user cannot).
+        m = FakeMachine(self.tmp, cmake="3.25.1")
+        m.hide_module("matplotlib")
+        p = m.run("bash", INSTALL_DEPS, "--check")
+        out = p.stdout + p.stderr
+        if "GoogleTest" in out or "Google Benchmark" in out:
+            self.skipTest("GoogleTest or Google Benchmark is not installed on this machine")
+        self.assertEqual(p.returncode, 0, out)
+        self.assertIn("matplotlib", line(out, "install-deps: missing, optional: "))
+        self.assertNotIn("install-deps: missing: ", out)
+        p = m.run("bash", INSTALL_DEPS)
+        out = p.stdout + p.stderr
+        self.assertEqual(p.returncode, 0, out)
+        self.assertIn("python3-matplotlib",
+                      packages(line(out, "install-deps: install with (as root): ")))
+        self.assertIn("install-deps: note: no matplotlib", out)
+        self.assertFalse(m.apt_get_ran())
+
     def test_unknown_option(self):
         p = FakeMachine(self.tmp).run("bash", INSTALL_DEPS, "--bogus")
         self.assertEqual(p.returncode, 2)
@@ -190,7 +220,8 @@ class GraderSetupTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             d = Path(d)
             m = FakeMachine(d)
-            p = m.run(sys.executable, "-m", "grader", "grade", "01", "--build-dir", d / "build",
+            lab = discover_labs(REPO / "labs")[0]   # any lab: a release may hold only one
+            p = m.run(sys.executable, "-m", "grader", "grade", lab, "--build-dir", d / "build",
                       "-o", d / "r.json", "--no-performance")
             self.assertEqual(p.returncode, EXIT_USAGE, p.stdout + p.stderr)
             self.assertNotIn("Traceback", p.stderr)
