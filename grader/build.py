@@ -11,7 +11,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from grader import runner
+from grader import runner, setup
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.manifest import MANIFEST_NAME
 from grader.results import BuildResult
@@ -25,11 +25,17 @@ class BadFilesError(GraderError):
 
 
 def find_tool(name: str) -> str:
-    path = shutil.which(name)
+    path = setup.cmake_command() if name == "cmake" else shutil.which(name)
     if path is None:
         raise GraderError(f"'{name}' was not found on PATH: install it (see README.md, Requirements)",
                           EXIT_USAGE)
     return path
+
+
+def ensure_build_tools() -> None:
+    """The set-up before a configure (grader/setup.py): this grader's own repository's
+    scripts/install-deps, never anything of the submission."""
+    setup.ensure_build_tools()
 
 
 def sha256(path: Path) -> str:
@@ -234,6 +240,7 @@ def configure_is_current(repo: Path, build_dir: Path, stage_dir: Path, labs: lis
 def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list) -> BuildResult:
     if configure_is_current(repo, build_dir, stage_dir, labs):
         return BuildResult(ok=True, seconds=0.0)
+    ensure_build_tools()   # installs what is missing where it can, or stops naming it (exit 2)
     cmake = find_tool("cmake")
     args = [cmake, "-S", str(repo), "-B", str(build_dir)]
     args += [f"-D{k}={v}" for k, v in cache_settings(repo, stage_dir, labs).items()]

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from grader import (__version__, bench, build, gpulock, gtest, judge, manifest, runner, scoring,
-                    seeds)
+                    seeds, setup)
 from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                            GraderError)
@@ -85,7 +85,9 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
     each lab's is derived from `secret`, the lab and its files (grader/seeds.py).
 
     Always returns a result (status 'error' and the reason when a step of the grader or the
-    build system failed); raises GradeCrashed, carrying the result so far, on a grader bug."""
+    build system failed), but for two cases: setup.SetupError when what the build needs is
+    missing (grader/setup.py: nothing was built); GradeCrashed, carrying the result so far, on
+    a grader bug."""
     make_non_dumpable()
     progress = progress or (lambda msg: None)
     started = time.monotonic()
@@ -95,6 +97,8 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
     try:
         _grade(result, repo, submission, configs, build_dir, seed, secret, jobs,
                run_performance, progress, test_timeout_s, sanitize)
+    except setup.SetupError:
+        raise   # nothing could be built: one line from the command line, no results table
     except GraderError as e:
         _abort(result, e.message, e.exit_code)
     except Exception as e:

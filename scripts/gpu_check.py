@@ -10,7 +10,7 @@
      cases' labs, 5 times
      more without --seed (the grader derives the seed from the files) and require identical
      scores; report how long one warm grading of the solutions took.
-The CTest suite itself runs separately (cmake --workflow --preset test).
+The CTest suite itself runs separately (scripts/test: cmake --workflow --preset test).
 
   python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--workers N] [--out DIR]
                                [--case-timeout S] [--repeat-check] [--no-sanitize]

@@ -325,14 +325,17 @@ class ConfigureTest(unittest.TestCase):
             from grader.runner import ProcResult
             return ProcResult(returncode=0, timed_out=False, seconds=1.5, stdout="", stderr="")
         with mock.patch.object(build.runner, "run", run), \
-                mock.patch.object(build, "find_tool", lambda name: f"/usr/bin/{name}"):
+                mock.patch.object(build, "find_tool", lambda name: f"/usr/bin/{name}"), \
+                mock.patch.object(build, "ensure_build_tools",
+                                  lambda: self.calls.append(["set-up"])):
             return build.configure(self.repo, self.build_dir, self.stage,
                                    ["01_naive_matmul", "02_tiled"])
 
     def test_first_configure_exports_compile_commands(self):
         r = self.configure()
         self.assertEqual(r, BuildResult(ok=True, seconds=1.5))
-        (args,) = self.calls
+        setup, args = self.calls   # the set-up (scripts/install-deps) first, then CMake
+        self.assertEqual(setup, ["set-up"])
         self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", args)
         self.assertIn(f"-DLABS_SUBMISSION_DIR={self.stage}", args)
         self.assertIn("-DLABS_ONLY=01_naive_matmul;02_tiled", args)
@@ -341,7 +344,7 @@ class ConfigureTest(unittest.TestCase):
         self.write_cache()
         r = self.configure()
         self.assertTrue(r.ok)
-        self.assertEqual(self.calls, [])
+        self.assertEqual(self.calls, [])   # nor the set-up: this build dir was configured
 
     def test_bool_spelling_does_not_matter(self):
         self.write_cache(**{"LABS_WITH_SOLUTIONS:BOOL": "FALSE",
@@ -358,13 +361,13 @@ class ConfigureTest(unittest.TestCase):
                 self.calls.clear()
                 self.write_cache(**{key: value})
                 self.configure()
-                self.assertEqual(len(self.calls), 1)
+                self.assertEqual(len(self.calls), 2)   # the set-up, then CMake
 
     def test_no_manifest_configures_again(self):
         self.write_cache()
         (self.build_dir / "labs-manifest.json").unlink()
         self.configure()
-        self.assertEqual(len(self.calls), 1)
+        self.assertEqual(len(self.calls), 2)
 
 
 if __name__ == "__main__":

@@ -240,14 +240,16 @@ class SelectionTest(unittest.TestCase):
              "labs/CMakeLists.txt", "labs/01_a/a.cu", "labs/01_a/hidden/hidden_test.cpp",
              "labs/01_a/tests/public_test.cpp", "labs/05_b/b.cu", "notes.txt",
              "scripts/gpu-check", "scripts/install-deps", "scripts/release-check",
-             "solutions/01_a/a.cu", "tests/submissions/01_a/cases.toml", "tools/x.py"]
+             "scripts/test", "solutions/01_a/a.cu", "tests/submissions/01_a/cases.toml",
+             "tools/x.py"]
 
     def test_allowlist(self):
         keep, left = er.select(self.FILES, ["01_a"], ["01_a", "05_b"])
         self.assertEqual(keep, [".gitignore", "CMakeLists.txt", "CMakePresets.json", "README.md",
                                 "cmake/CudaLab.cmake", "common/src/a.cpp", "docs/x.md",
                                 "grader/cli.py", "labs/CMakeLists.txt", "labs/01_a/a.cu",
-                                "labs/01_a/tests/public_test.cpp", "scripts/install-deps"])
+                                "labs/01_a/tests/public_test.cpp", "scripts/install-deps",
+                                "scripts/test"])
         self.assertEqual(left["solutions/"], 1)
         self.assertEqual(left["tests/"], 1)
         self.assertEqual(left["labs/*/hidden/ (hidden tests)"], 1)
