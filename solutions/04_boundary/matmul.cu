@@ -5,8 +5,10 @@
 // checks its row and column.
 // v5 keeps the same idea (block tile in shared memory, thread tile in registers) and adds what
 // the fastest FP32 kernels do without tensor cores: warp tiling, A transposed in shared memory
-// with padding (no bank conflicts), 16-byte loads where the sizes allow them, double-buffered
-// shared memory fed from registers loaded one slice ahead, and a grouped block order for L2.
+// with padding, double-buffered shared memory filled one slice ahead, and a grouped block order
+// for L2. Where the sizes allow 16-byte loads, the next slice comes through registers as
+// float4s; where they do not (K or N not a multiple of 4), it comes element by element with
+// cp.async, straight from global to shared memory.
 #include "matmul.h"
 
 #include <cstdint>
@@ -104,7 +106,7 @@ constexpr int TM = 4;          // a thread's sub-tile: TM x TN, repeated WM_ITER
 constexpr int TN = 4;
 constexpr int WM_ITER = 2;     // so a thread owns (WM_ITER*TM) x (WN_ITER*TN) = 8 x 8 of C
 constexpr int WN_ITER = 2;
-constexpr int PAD_A = 4;       // sA rows are BM + PAD_A floats: the transposed stores hit 32 banks
+constexpr int PAD_A = 4;       // sA rows are BM + PAD_A floats: transposed stores conflict 2-way at most
 constexpr int GROUP_M = 8;     // block order: GROUP_M tile rows sweep the tile columns together
 constexpr int kMinBlocksPerSM = 1;
 
@@ -142,13 +144,22 @@ __device__ __forceinline__ void tile_of_block(int M, int N, int& tile_m, int& ti
 
 }  // namespace v5
 
+// cp.async (sm_80+): one 4-byte global -> shared copy that bypasses registers; `in` false writes a
+// zero instead (src-size 0: nothing is read, `src` must still be a valid address).
+__device__ __forceinline__ void copy_async_f32(float* dst, const float* src, bool in) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(in ? 4 : 0));
+}
+// Waits for every copy this thread has issued (the barrier after it makes them block-wide).
+__device__ __forceinline__ void copy_async_wait_all() { asm volatile("cp.async.wait_all;\n" ::: "memory"); }
+
 // matmul_v5_optimized_kernel: block tile BM x BN, warp tile WM x WN, thread tile 8 x 8 made of
 // 2 x 2 sub-tiles of 4 x 4 (so a warp's fragment reads are 128 contiguous bytes: broadcasts, no
 // bank conflicts), slices of depth BK double-buffered in shared memory.
 // Memory traffic: MNK(1/BM + 1/BN) floats from global memory (2N^3/128 at BM = BN = 128);
 // per k, a thread reads 16 floats from shared memory (four 16-byte loads) for 64 FMAs.
 // Known limit: SIMT FP32 only (no tensor cores); kVec = false (K or N not a multiple of 4)
-// uses scalar, guarded loads and stores everywhere.
+// copies 4 bytes at a time (16 cp.async per thread and slice) and stores C element by element.
 template <bool kVec>
 __global__ void __launch_bounds__(v5::kThreads, v5::kMinBlocksPerSM)
     matmul_v5_optimized_kernel(const float* __restrict__ A, const float* __restrict__ B,
@@ -168,7 +179,7 @@ __global__ void __launch_bounds__(v5::kThreads, v5::kMinBlocksPerSM)
   const int wm0 = (warp / kWarpsN) * WM, wn0 = (warp % kWarpsN) * WN;  // warp tile in the block
   const int lm = (lane / kLanesN) * TM, ln = (lane % kLanesN) * TN;    // lane's sub-tile corner
 
-  float regA[kLoadsA], regB[kLoadsB];  // the next slice, on its way from global memory
+  float regA[kLoadsA], regB[kLoadsB];  // vector path: the next slice, on its way from global memory
 
   // Where this thread loads from, worked out once. Thread tid loads, in every slice, the same
   // rows of A (and columns of B) at a k that moves by BK: one pointer and one "inside" flag
@@ -194,74 +205,88 @@ __global__ void __launch_bounds__(v5::kThreads, v5::kMinBlocksPerSM)
   const size_t a_row_step = static_cast<size_t>(kRowStepA) * K;
   const size_t b_k_step = static_cast<size_t>(kKStepB) * N;
 
-  // Global -> registers, slice starting at k0; zeros past any edge.
+  // Vector path, global -> registers: the slice starting at k0, zeros past any edge. K % 4 == 0
+  // and N % 4 == 0, so a float4 along K (A) or N (B) is all inside or all outside.
   auto load_slice = [&](int k0) {
     const bool a_k_in = k0 + a_k < K;
     const float* a_src = a_ptr + k0;
     const float* b_src = b_ptr + static_cast<size_t>(k0) * N;
-    if constexpr (kVec) {
-      // K % 4 == 0 and N % 4 == 0: a float4 along K (A) or N (B) is all inside or all outside.
 #pragma unroll
-      for (int j = 0; j < kVecA; ++j) {
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (a_k_in && (a_in >> j & 1u)) v = *reinterpret_cast<const float4*>(a_src + j * a_row_step);
-        regA[4 * j] = v.x, regA[4 * j + 1] = v.y, regA[4 * j + 2] = v.z, regA[4 * j + 3] = v.w;
-      }
+    for (int j = 0; j < kVecA; ++j) {
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (a_k_in && (a_in >> j & 1u)) v = *reinterpret_cast<const float4*>(a_src + j * a_row_step);
+      regA[4 * j] = v.x, regA[4 * j + 1] = v.y, regA[4 * j + 2] = v.z, regA[4 * j + 3] = v.w;
+    }
 #pragma unroll
-      for (int j = 0; j < kVecB; ++j) {
-        float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (b_in && k0 + b_k + j * kKStepB < K) v = *reinterpret_cast<const float4*>(b_src + j * b_k_step);
-        regB[4 * j] = v.x, regB[4 * j + 1] = v.y, regB[4 * j + 2] = v.z, regB[4 * j + 3] = v.w;
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kLoadsA; ++j) {
-        regA[j] = (a_k_in && (a_in >> j & 1u)) ? a_src[j * a_row_step] : 0.f;
-      }
-#pragma unroll
-      for (int j = 0; j < kLoadsB; ++j) {
-        regB[j] = (b_in && k0 + b_k + j * kKStepB < K) ? b_src[j * b_k_step] : 0.f;
-      }
+    for (int j = 0; j < kVecB; ++j) {
+      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (b_in && k0 + b_k + j * kKStepB < K) v = *reinterpret_cast<const float4*>(b_src + j * b_k_step);
+      regB[4 * j] = v.x, regB[4 * j + 1] = v.y, regB[4 * j + 2] = v.z, regB[4 * j + 3] = v.w;
     }
   };
 
-  // Registers -> shared buffer `buf`, A transposed. With PAD_A = 4 both mappings store to 32
-  // different banks per warp.
+  // Vector path, registers -> shared buffer `buf`, A transposed. With PAD_A = 4 the transposed
+  // stores of a warp hit 16 banks twice.
   auto store_slice = [&](int buf) {
     float* sA = sA0 + buf * BK * kLdA;
     float* sB = sB0 + buf * BK * kLdB;
-    if constexpr (kVec) {
 #pragma unroll
-      for (int j = 0; j < kVecA; ++j) {
+    for (int j = 0; j < kVecA; ++j) {
 #pragma unroll
-        for (int i = 0; i < 4; ++i) sA[(a_k + i) * kLdA + a_r + j * kRowStepA] = regA[4 * j + i];
-      }
+      for (int i = 0; i < 4; ++i) sA[(a_k + i) * kLdA + a_r + j * kRowStepA] = regA[4 * j + i];
+    }
 #pragma unroll
-      for (int j = 0; j < kVecB; ++j) {
-        *reinterpret_cast<float4*>(sB + (b_k + j * kKStepB) * kLdB + b_c) =
-            make_float4(regB[4 * j], regB[4 * j + 1], regB[4 * j + 2], regB[4 * j + 3]);
-      }
-    } else {
+    for (int j = 0; j < kVecB; ++j) {
+      *reinterpret_cast<float4*>(sB + (b_k + j * kKStepB) * kLdB + b_c) =
+          make_float4(regB[4 * j], regB[4 * j + 1], regB[4 * j + 2], regB[4 * j + 3]);
+    }
+  };
+
+  // Scalar path, global -> shared buffer `buf` directly (cp.async, 4 bytes each), zeros past any
+  // edge. Through registers, the compiler held one of these 16 loads back behind the FMAs (seen
+  // in the SASS), which put a full memory latency into every slice.
+  auto copy_slice = [&](int k0, int buf) {
+    float* sA = sA0 + buf * BK * kLdA;
+    float* sB = sB0 + buf * BK * kLdB;
+    const bool a_k_in = k0 + a_k < K;
+    const float* a_src = a_ptr + k0;
+    const float* b_src = b_ptr + static_cast<size_t>(k0) * N;
 #pragma unroll
-      for (int j = 0; j < kLoadsA; ++j) sA[a_k * kLdA + a_r + j * kRowStepA] = regA[j];
+    for (int j = 0; j < kLoadsA; ++j) {
+      const bool in = a_k_in && (a_in >> j & 1u);
+      copy_async_f32(sA + a_k * kLdA + a_r + j * kRowStepA, in ? a_src + j * a_row_step : A, in);
+    }
 #pragma unroll
-      for (int j = 0; j < kLoadsB; ++j) sB[(b_k + j * kKStepB) * kLdB + b_c] = regB[j];
+    for (int j = 0; j < kLoadsB; ++j) {
+      const bool in = b_in && k0 + b_k + j * kKStepB < K;
+      copy_async_f32(sB + (b_k + j * kKStepB) * kLdB + b_c, in ? b_src + j * b_k_step : B, in);
     }
   };
 
   float acc[WM_ITER * TM][WN_ITER * TN] = {};
   const int tiles_k = (K + BK - 1) / BK;  // rounded up: the last slice may be partial
 
-  load_slice(0);
-  store_slice(0);
+  if constexpr (kVec) {
+    load_slice(0);
+    store_slice(0);
+  } else {
+    copy_slice(0, 0);
+    copy_async_wait_all();
+  }
   __syncthreads();
 
   for (int t = 0; t < tiles_k; ++t) {
     const int cur = t & 1;
-    // The next slice's global loads start now and complete while this slice is computed. The
-    // scalar path issues them even past the last slice (all predicated off): under an `if` that
-    // matches the store's below, the compiler sank its predicated loads behind the FMAs.
-    if (!kVec || t + 1 < tiles_k) load_slice((t + 1) * BK);
+    // The next slice starts on its way now and arrives while this one is computed: into
+    // registers (vector path), or straight into the other buffer (scalar path), which was last
+    // read in iteration t - 1, finished by every thread before the barrier that ended it.
+    if (t + 1 < tiles_k) {
+      if constexpr (kVec) {
+        load_slice((t + 1) * BK);
+      } else {
+        copy_slice((t + 1) * BK, cur ^ 1);
+      }
+    }
 
     const float* sA = sA0 + cur * BK * kLdA;
     const float* sB = sB0 + cur * BK * kLdB;
@@ -285,9 +310,12 @@ __global__ void __launch_bounds__(v5::kThreads, v5::kMinBlocksPerSM)
       }
     }
 
-    // The other buffer was last read in iteration t - 1, which every thread finished before
-    // the barrier that ended it: it is free. One barrier per slice.
-    if (t + 1 < tiles_k) store_slice(cur ^ 1);
+    // One barrier per slice: after it the next slice is in the other buffer, and this one is free.
+    if constexpr (kVec) {
+      if (t + 1 < tiles_k) store_slice(cur ^ 1);
+    } else {
+      copy_async_wait_all();
+    }
     __syncthreads();
   }
 

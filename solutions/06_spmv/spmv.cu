@@ -2,8 +2,9 @@
 //
 // v1 one thread per row, v2 one warp per row (any length, shuffle reduction), v3 row binning:
 // a sub-warp per row sized to the matrix's mean row length, with the rows too long for it
-// deferred to a warp-per-row pass or, for the very long ones, to a pass that spreads each row
-// over the whole grid. The constants below are the knobs to tune on the GPU.
+// deferred to a second pass that cuts them into chunks and gives every warp of the grid an
+// equal run of chunks, whatever the rows' lengths. The constants below are the knobs to tune on
+// the GPU.
 #include "spmv.h"
 
 #include <cstddef>
@@ -25,14 +26,14 @@ constexpr int kEntriesPerLane = 4;           // sub-warp width: mean row length 
 constexpr int kMinWidth = 2;
 constexpr int kShortTrips = 64;              // a row of <= width * kShortTrips entries is done in
                                              // place by its sub-warp; longer ones are deferred
-constexpr int kHugeRow = 1 << 14;            // deferred rows longer than this: the whole grid
-constexpr int kChunk = kBestBlock * 8;       // entries per block and trip of a huge row
-constexpr unsigned kDeferredBlocks = 1024;   // grid of the two deferred passes
-constexpr size_t kListOffset = 256;          // bytes: counters first, then the row list
+constexpr int kChunk = kWarp * 8;            // entries of a deferred row per chunk
+constexpr int kUnroll = 4;                   // entries in flight per lane in the deferred pass
+constexpr int kUnrollShort = 4;              // the same for a row done in place
+constexpr unsigned kDeferredBlocks = 1024;   // grid of the deferred pass
+constexpr size_t kListOffset = 256;          // bytes: the counter first, then the two lists
 
 static_assert(kScalarBlock % kWarp == 0 && kVectorBlock % kWarp == 0 && kBestBlock % kWarp == 0,
               "blocks of whole warps");
-static_assert(kBestBlock <= 1024 && kBestBlock / kWarp <= kWarp, "block sums reduced by one warp");
 
 // Strided loops over entries step in 64 bits: with nnz up to 2^31 - 1, `e += 32` on an int
 // would overflow for the last entries of the matrix.
@@ -106,23 +107,25 @@ void spmv_v2_vector(int rows, int /*cols*/, int /*nnz*/, const int* row_ptr, con
 }
 
 // ---------------------------------------------------------------------------------------------
-// v3: row binning in one pass over the rows and two small passes over the rows it deferred.
-// Workspace: counters[0] (rows deferred to the warp pass), counters[1] (rows for the grid
-// pass), then one list of `rows` ints: warp-pass rows from the front, grid-pass rows from the
-// back (a row is in one of them at most, so they never meet).
+// v3: row binning in one pass over the rows, and one pass over the rows it deferred.
+// Workspace: a 64-bit counter (high half: rows deferred; low half: chunks of kChunk entries
+// they hold), then two lists of `rows` 32-bit words: the deferred rows, and the number of each
+// one's first chunk. A warp takes its places in both with one atomic, so the chunk numbers
+// rise with the list index: the deferred pass finds a chunk's row by binary search.
 // ---------------------------------------------------------------------------------------------
 
 // spmv_v3_short_kernel<W>: W lanes per row (W = the matrix's mean row length / kEntriesPerLane,
 // a power of two), loads through the read-only path.
 // Memory traffic: row_ptr, values and col_idx streamed once, coalesced across the warp's
 // 32 / W rows; x gathered (mostly from L2).
-// Known limit: rows far longer than W * kShortTrips would keep one sub-warp busy for long:
-// they are listed for the deferred passes instead (an atomic per deferred row).
+// Known limit: rows far longer than W * kShortTrips would keep one sub-warp busy for long (and
+// the warp's other lanes idle): they are deferred, y[row] = 0 for the deferred pass to add into.
 template <int W>
 __global__ void __launch_bounds__(kBestBlock)
 spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
                      const float* __restrict__ values, const float* __restrict__ x,
-                     float* __restrict__ y, int* __restrict__ counters, int* __restrict__ list) {
+                     float* __restrict__ y, unsigned long long* __restrict__ counter,
+                     int* __restrict__ list, unsigned* __restrict__ first_chunk) {
   const size_t row = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W;
   const int lane = static_cast<int>(threadIdx.x % W);
   const bool valid = row < static_cast<size_t>(rows);
@@ -135,81 +138,87 @@ spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __res
   const bool in_place = len <= W * kShortTrips;
   float sum = 0.0f;
   if (in_place) {
+#pragma unroll kUnrollShort
     for (int64_t e = start + lane; e < end; e += W) sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
   }
   sum = group_sum<W>(sum);  // every lane of the warp gets here
-  if (!valid || lane != 0) return;
-  if (in_place) {
-    y[row] = sum;
-  } else if (len <= kHugeRow) {
-    list[atomicAdd(&counters[0], 1)] = static_cast<int>(row);
-  } else {
-    y[row] = 0.0f;  // the grid pass adds its chunks' sums into it
-    list[rows - 1 - atomicAdd(&counters[1], 1)] = static_cast<int>(row);
+  const bool leader = valid && lane == 0;
+  if (leader && in_place) y[row] = sum;
+
+  // The warp's deferred rows (rare): one atomic for all of them, the places handed out by a
+  // prefix sum over the lanes. Packed as (rows << 32) + chunks: no carry, chunks < 2^32.
+  const bool deferred = leader && !in_place;
+  if (!__any_sync(kFullMask, deferred)) return;
+  const unsigned lane32 = threadIdx.x % kWarp;
+  const unsigned long long mine =
+      deferred ? (1ull << 32) + static_cast<unsigned>((len + kChunk - 1) / kChunk) : 0ull;
+  unsigned long long inclusive = mine;
+#pragma unroll
+  for (unsigned offset = 1; offset < kWarp; offset *= 2) {
+    const unsigned long long v = __shfl_up_sync(kFullMask, inclusive, offset);
+    if (lane32 >= offset) inclusive += v;
+  }
+  unsigned long long base = 0;
+  if (lane32 == kWarp - 1) base = atomicAdd(counter, inclusive);
+  base = __shfl_sync(kFullMask, base, kWarp - 1);
+  if (deferred) {
+    const unsigned long long at = base + inclusive - mine;
+    const unsigned idx = static_cast<unsigned>(at >> 32);
+    list[idx] = static_cast<int>(row);
+    first_chunk[idx] = static_cast<unsigned>(at);
+    y[row] = 0.0f;
   }
 }
 
-// spmv_v3_warp_kernel: the deferred rows of kShortTrips * W to kHugeRow entries, one warp per
-// row, the warps of the grid striding over the list.
+// spmv_v3_deferred_kernel: the deferred rows' chunks, numbered one after the other (row by row,
+// in list order), split into equal runs, one run per warp of the grid. A warp streams its run
+// (kUnroll entries in flight per lane) and adds each row's part into y[row] with one atomicAdd.
+// Memory traffic: the deferred entries once, coalesced; one binary search per warp.
+// Known limit: float atomics, so the order of a long row's partial sums varies between calls
+// (the last bits of y[row] may differ).
 __global__ void __launch_bounds__(kBestBlock)
-spmv_v3_warp_kernel(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
-                    const float* __restrict__ values, const float* __restrict__ x,
-                    float* __restrict__ y, const int* __restrict__ counters,
-                    const int* __restrict__ list) {
-  const int count = counters[0];
+spmv_v3_deferred_kernel(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
+                        const float* __restrict__ values, const float* __restrict__ x,
+                        float* __restrict__ y, const unsigned long long* __restrict__ counter,
+                        const int* __restrict__ list, const unsigned* __restrict__ first_chunk) {
+  const unsigned long long packed = *counter;
+  const unsigned count = static_cast<unsigned>(packed >> 32);
+  const unsigned total = static_cast<unsigned>(packed);  // chunks of all the deferred rows
   const unsigned lane = threadIdx.x % kWarp;
-  const size_t warps = static_cast<size_t>(gridDim.x) * blockDim.x / kWarp;
-  for (size_t i = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kWarp;
-       i < static_cast<size_t>(count); i += warps) {
-    const int row = list[i];
-    const int start = __ldg(row_ptr + row), end = __ldg(row_ptr + row + 1);
-    float sum = 0.0f;
-    for (int64_t e = start + static_cast<int64_t>(lane); e < end; e += kWarp) {
-      sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
-    }
-    sum = group_sum<kWarp>(sum);
-    if (lane == 0) y[row] = sum;
-  }
-}
+  const unsigned warps = gridDim.x * (blockDim.x / kWarp);
+  const unsigned warp = blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp;
+  const unsigned per = total / warps + (total % warps != 0);
+  unsigned g = warp * per;  // < total + warps: no overflow
+  const unsigned g_end = min(g + per, total);
+  if (g >= g_end) return;
 
-// spmv_v3_grid_kernel: the rows longer than kHugeRow, cut into chunks of kChunk entries that
-// are numbered across all of them, block b taking chunks b, b + gridDim.x, ...; each block adds
-// its chunk's sum into y[row] (zeroed by the short pass) with one atomicAdd.
-// Known limit: every block reads the row_ptr of every huge row (few: nnz / kHugeRow at most).
-__global__ void __launch_bounds__(kBestBlock)
-spmv_v3_grid_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
-                    const float* __restrict__ values, const float* __restrict__ x,
-                    float* __restrict__ y, const int* __restrict__ counters,
-                    const int* __restrict__ list) {
-  __shared__ float warp_sums[kBestBlock / kWarp];
-  const int count = counters[1];
-  const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  // The chunks of all the huge rows are numbered one after the other (row by row, in list
-  // order); block b takes chunks b, b + gridDim.x, ..., so the blocks share the work evenly
-  // whatever the rows' lengths. `base` is the number of the current row's first chunk.
-  long long base = 0, g = blockIdx.x;
-  for (int i = 0; i < count; ++i) {
-    const int row = list[rows - 1 - i];
+  // The row holding chunk g: the last list entry whose first chunk is <= g.
+  unsigned lo = 0, hi = count - 1;
+  while (lo < hi) {
+    const unsigned mid = (lo + hi + 1) / 2;
+    if (__ldg(first_chunk + mid) <= g) lo = mid; else hi = mid - 1;
+  }
+  for (unsigned i = lo; g < g_end; ++i) {
+    const int row = __ldg(list + i);
+    const unsigned first = __ldg(first_chunk + i);
+    const unsigned stop = min(i + 1 < count ? __ldg(first_chunk + i + 1) : total, g_end);
     const int start = __ldg(row_ptr + row), end = __ldg(row_ptr + row + 1);
-    const long long chunks = (static_cast<long long>(end) - start + kChunk - 1) / kChunk;
-    for (; g < base + chunks; g += gridDim.x) {
-      const long long lo = start + (g - base) * kChunk;
-      const long long hi = end - lo < kChunk ? end : lo + kChunk;
-      float sum = 0.0f;
-      for (long long e = lo + threadIdx.x; e < hi; e += kBestBlock) {
-        sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
-      }
-      sum = group_sum<kWarp>(sum);
-      if (lane == 0) warp_sums[warp] = sum;
-      __syncthreads();
-      if (warp == 0) {
-        sum = lane < kBestBlock / kWarp ? warp_sums[lane] : 0.0f;
-        sum = group_sum<kWarp>(sum);
-        if (lane == 0) atomicAdd(&y[row], sum);
-      }
-      __syncthreads();  // warp_sums is reused by the next chunk
+    const int64_t lo_e = start + static_cast<int64_t>(g - first) * kChunk;
+    const int64_t hi_e = min(static_cast<int64_t>(end), start + static_cast<int64_t>(stop - first) * kChunk);
+    float sum = 0.0f;
+    int64_t e = lo_e + lane;
+    for (; e + (kUnroll - 1) * kWarp < hi_e; e += kUnroll * kWarp) {
+      int c[kUnroll];
+      float v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) c[u] = __ldg(col_idx + e + u * kWarp), v[u] = __ldg(values + e + u * kWarp);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) sum += v[u] * __ldg(x + c[u]);
     }
-    base += chunks;
+    for (; e < hi_e; e += kWarp) sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
+    sum = group_sum<kWarp>(sum);
+    if (lane == 0) atomicAdd(y + row, sum);
+    g = stop;
   }
 }
 
@@ -217,11 +226,12 @@ namespace {
 
 template <int W>
 void launch_short(int rows, const int* row_ptr, const int* col_idx, const float* values,
-                  const float* x, float* y, int* counters, int* list, cudaStream_t stream) {
+                  const float* x, float* y, unsigned long long* counter, int* list,
+                  unsigned* first_chunk, cudaStream_t stream) {
   const size_t threads = static_cast<size_t>(rows) * W;
   const size_t blocks = (threads + kBestBlock - 1) / kBestBlock;
   spmv_v3_short_kernel<W><<<static_cast<unsigned>(blocks), kBestBlock, 0, stream>>>(
-      rows, row_ptr, col_idx, values, x, y, counters, list);
+      rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk);
 }
 
 }  // namespace
@@ -229,24 +239,23 @@ void launch_short(int rows, const int* row_ptr, const int* col_idx, const float*
 void spmv_v3_best(int rows, int /*cols*/, int nnz, const int* row_ptr, const int* col_idx,
                   const float* values, const float* x, float* y, void* workspace,
                   cudaStream_t stream) {
-  int* counters = static_cast<int*>(workspace);
+  auto* counter = static_cast<unsigned long long*>(workspace);
   int* list = reinterpret_cast<int*>(static_cast<char*>(workspace) + kListOffset);
-  // The workspace holds garbage: clear the two counters, on the stream.
-  cudaMemsetAsync(counters, 0, 2 * sizeof(int), stream);
+  auto* first_chunk = reinterpret_cast<unsigned*>(list + rows);
+  // The workspace holds garbage: clear the counter, on the stream.
+  cudaMemsetAsync(counter, 0, sizeof(*counter), stream);
 
   const double mean = rows > 0 ? static_cast<double>(nnz) / rows : 0.0;
   int width = kMinWidth;
   while (width < static_cast<int>(kWarp) && width * kEntriesPerLane < mean) width *= 2;
   switch (width) {
-    case 2: launch_short<2>(rows, row_ptr, col_idx, values, x, y, counters, list, stream); break;
-    case 4: launch_short<4>(rows, row_ptr, col_idx, values, x, y, counters, list, stream); break;
-    case 8: launch_short<8>(rows, row_ptr, col_idx, values, x, y, counters, list, stream); break;
-    case 16: launch_short<16>(rows, row_ptr, col_idx, values, x, y, counters, list, stream); break;
-    default: launch_short<32>(rows, row_ptr, col_idx, values, x, y, counters, list, stream); break;
+    case 2: launch_short<2>(rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk, stream); break;
+    case 4: launch_short<4>(rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk, stream); break;
+    case 8: launch_short<8>(rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk, stream); break;
+    case 16: launch_short<16>(rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk, stream); break;
+    default: launch_short<32>(rows, row_ptr, col_idx, values, x, y, counter, list, first_chunk, stream); break;
   }
-  // The deferred passes read the counters on the device: a pass with nothing to do ends at once.
-  spmv_v3_warp_kernel<<<kDeferredBlocks, kBestBlock, 0, stream>>>(row_ptr, col_idx, values, x, y,
-                                                                   counters, list);
-  spmv_v3_grid_kernel<<<kDeferredBlocks, kBestBlock, 0, stream>>>(rows, row_ptr, col_idx, values,
-                                                                   x, y, counters, list);
+  // The deferred pass reads the counter on the device: with nothing deferred it ends at once.
+  spmv_v3_deferred_kernel<<<kDeferredBlocks, kBestBlock, 0, stream>>>(row_ptr, col_idx, values, x,
+                                                                       y, counter, list, first_chunk);
 }
