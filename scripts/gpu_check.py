@@ -2,7 +2,7 @@
 """On a GPU machine: prove the suite works end to end, and print a short table.
 
   1. grade the reference solutions: every lab must score full marks;
-  2. grade the starters (labs/): every lab must score zero correctness;
+  2. grade the starters (labs/), alongside the corpus: every lab must score zero correctness;
   3. grade every case of the corpus, tests/submissions/<lab>/<case>/ (wrong, cheating and
      unusual submissions), in parallel, and compare each verdict with
      tests/submissions/<lab>/cases.toml;
@@ -397,8 +397,16 @@ def main(argv=None) -> int:
                        f"(grader's own clock, cold build included), {sol['wall']:.0f} s wall")
         log("solutions graded")
 
-        # ---- 2. starters
-        start = run_grader(list(labs), args.out / "starters.json", slot0)
+    # ---- 2. starters, in slot 0 while the corpus starts in the other slots: a starter fails its
+    # tests, so it runs no benchmark and shares the GPU like any corpus case (grader/gpulock.py).
+    starter_run = None
+    if not args.skip_solutions:
+        starter_run = concurrent.futures.ThreadPoolExecutor(1)
+        starter_future = starter_run.submit(run_grader, list(labs), args.out / "starters.json", slot0)
+
+    def report_starters() -> None:
+        nonlocal ok
+        start = starter_future.result()
         for lab_name in labs:
             lab = lab_result(start["result"], lab_name)
             if lab is None:
@@ -413,10 +421,13 @@ def main(argv=None) -> int:
                            f"{'OK' if zero else 'NOT ZERO (' + str(lab.get('status')) + ')'}")
         log("starters graded")
 
-    # ---- 3. the corpus: one build directory per slot, so only the student file recompiles
+    # ---- 3. the corpus: one build directory per slot, so only the student file recompiles.
+    # Slot 0 (built by the solutions' grading) joins the pool when the starters are graded.
     slots: queue.Queue = queue.Queue()
-    for i in range(slots_total):
+    for i in range(1 if starter_run else 0, slots_total):
         slots.put(REPO / "build" / f"check-{i}")
+    if starter_run:
+        starter_future.add_done_callback(lambda _: slots.put(slot0))
     printed = threading.Lock()
     done = [0]
 
@@ -450,6 +461,9 @@ def main(argv=None) -> int:
             rows = list(pool.map(lambda c: run_case(c, args.case_timeout), together))
         rows += [run_case(c, min(args.case_timeout, ALONE_TIMEOUT_S)) for c in alone]
         log("corpus graded")
+    if starter_run:
+        report_starters()
+        starter_run.shutdown()
     rows.sort(key=lambda r: r["case"])
     bad = [r for r in rows if r["problems"]]
     ok &= not bad
