@@ -1,10 +1,11 @@
 // Lab 06 reference solution: y = A x for A in CSR (see ../../labs/06_spmv/spmv.h).
 //
 // v1 one thread per row, v2 one warp per row (any length, shuffle reduction), v3 row binning:
-// a sub-warp per row sized to the matrix's mean row length, with the rows too long for it
-// deferred to a second pass that cuts them into chunks and gives every warp of the grid an
-// equal run of chunks, whatever the rows' lengths. The constants below are the knobs to tune on
-// the GPU.
+// a warp takes a few consecutive rows and streams their entries (CSR-stream: whole 128-byte
+// lines, products through shared memory), a sub-warp sized to the matrix's mean row length
+// sums each row, and the rows too long for that are deferred to a second pass that cuts them
+// into chunks and gives every warp of the grid an equal run of chunks, whatever the rows'
+// lengths. The constants below are the knobs to tune on the GPU.
 #include "spmv.h"
 
 #include <cstddef>
@@ -24,11 +25,13 @@ constexpr unsigned kBestBlock = 256;         // threads per block, every v3 kern
 constexpr int kEntriesPerLane = 4;           // sub-warp width: mean row length / this, rounded
                                              // up to a power of two in [kMinWidth, 32]
 constexpr int kMinWidth = 2;
-constexpr int kShortTrips = 64;              // a row of <= width * kShortTrips entries is done in
-                                             // place by its sub-warp; longer ones are deferred
+constexpr int kShortTrips = 128;             // a row of <= width * kShortTrips entries is done in
+                                             // place by its warp; longer ones are deferred
+constexpr int kStreamTrips = 4;              // entries per lane in flight when a warp streams its
+                                             // rows: pieces of 32 * this entries
 constexpr int kChunk = kWarp * 8;            // entries of a deferred row per chunk
 constexpr int kUnroll = 4;                   // entries in flight per lane in the deferred pass
-constexpr int kUnrollShort = 4;              // the same for a row done in place
+constexpr int kUnrollShort = 4;              // the same for a row walked by its sub-warp alone
 constexpr unsigned kDeferredBlocks = 1024;   // grid of the deferred pass
 constexpr size_t kListOffset = 256;          // bytes: the counter first, then the two lists
 
@@ -115,19 +118,27 @@ void spmv_v2_vector(int rows, int /*cols*/, int /*nnz*/, const int* row_ptr, con
 // ---------------------------------------------------------------------------------------------
 
 // spmv_v3_short_kernel<W>: W lanes per row (W = the matrix's mean row length / kEntriesPerLane,
-// a power of two), loads through the read-only path.
-// Memory traffic: row_ptr, values and col_idx streamed once, coalesced across the warp's
-// 32 / W rows; x gathered (mostly from L2).
-// Known limit: rows far longer than W * kShortTrips would keep one sub-warp busy for long (and
-// the warp's other lanes idle): they are deferred, y[row] = 0 for the deferred pass to add into.
+// a power of two), so a warp holds 32 / W consecutive rows, whose entries are consecutive too.
+// The warp streams them in pieces of 32 * kStreamTrips entries: lane l loads entries
+// piece + l + 32 k (each load a whole 128-byte line), keeps kStreamTrips x gathers in flight,
+// and puts the products in shared memory; then each row's W lanes add up the products of
+// their row in that piece.
+// Memory traffic: row_ptr read once; values and col_idx streamed once, in whole lines, marked
+// evict-first (__ldcs) so that x stays in L2; x gathered (mostly from L2).
+// Known limit: a row far longer than W * kShortTrips would keep its warp busy for long (and the
+// warp's other rows' lanes idle while it sums): such rows are deferred, y[row] = 0 for the
+// deferred pass to add into, and a warp holding one (or the grid's ragged last warp) lets each
+// sub-warp walk its own row instead, with loads of W consecutive entries.
 template <int W>
-__global__ void __launch_bounds__(kBestBlock)
+__global__ void __launch_bounds__(kBestBlock, 2048 / kBestBlock)  // 32 registers: a full SM
 spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
                      const float* __restrict__ values, const float* __restrict__ x,
                      float* __restrict__ y, unsigned long long* __restrict__ counter,
                      int* __restrict__ list, unsigned* __restrict__ first_chunk) {
+  __shared__ float products[kBestBlock / kWarp][kWarp * kStreamTrips];
   const size_t row = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / W;
   const int lane = static_cast<int>(threadIdx.x % W);
+  const unsigned lane32 = threadIdx.x % kWarp;
   const bool valid = row < static_cast<size_t>(rows);
   int start = 0, end = 0;
   if (valid) {
@@ -137,7 +148,37 @@ spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __res
   const int len = end - start;
   const bool in_place = len <= W * kShortTrips;
   float sum = 0.0f;
-  if (in_place) {
+  if (__all_sync(kFullMask, valid && in_place)) {
+    // The warp's rows hold the entries [span_lo, span_hi): the first row's start, the last's end.
+    const int span_lo = __shfl_sync(kFullMask, start, 0);
+    const int span_hi = __shfl_sync(kFullMask, end, kWarp - 1);
+    float* prod = products[threadIdx.x / kWarp];
+    constexpr int kPiece = kWarp * kStreamTrips;
+    for (int64_t piece = span_lo; piece < span_hi; piece += kPiece) {  // 64-bit: no overflow near 2^31
+      int c[kStreamTrips];
+      float v[kStreamTrips];
+#pragma unroll
+      for (int k = 0; k < kStreamTrips; ++k) {  // every load first, then every gather
+        const int64_t e = piece + lane32 + k * kWarp;
+        c[k] = 0;
+        v[k] = 0.0f;
+        if (e < span_hi) {
+          c[k] = __ldcs(col_idx + e);
+          v[k] = __ldcs(values + e);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kStreamTrips; ++k) {
+        if (piece + lane32 + k * kWarp < span_hi) prod[lane32 + k * kWarp] = v[k] * __ldg(x + c[k]);
+      }
+      __syncwarp();
+      // This row's entries in the piece, as offsets into prod.
+      const int lo = start > piece ? static_cast<int>(start - piece) : 0;
+      const int hi = end - piece < kPiece ? static_cast<int>(end - piece) : kPiece;
+      for (int j = lo + lane; j < hi; j += W) sum += prod[j];
+      __syncwarp();  // prod is rewritten by the next piece
+    }
+  } else if (in_place) {
 #pragma unroll kUnrollShort
     for (int64_t e = start + lane; e < end; e += W) sum += __ldg(values + e) * __ldg(x + __ldg(col_idx + e));
   }
@@ -149,7 +190,6 @@ spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __res
   // prefix sum over the lanes. Packed as (rows << 32) + chunks: no carry, chunks < 2^32.
   const bool deferred = leader && !in_place;
   if (!__any_sync(kFullMask, deferred)) return;
-  const unsigned lane32 = threadIdx.x % kWarp;
   const unsigned long long mine =
       deferred ? (1ull << 32) + static_cast<unsigned>((len + kChunk - 1) / kChunk) : 0ull;
   unsigned long long inclusive = mine;
@@ -176,7 +216,7 @@ spmv_v3_short_kernel(int rows, const int* __restrict__ row_ptr, const int* __res
 // Memory traffic: the deferred entries once, coalesced; one binary search per warp.
 // Known limit: float atomics, so the order of a long row's partial sums varies between calls
 // (the last bits of y[row] may differ).
-__global__ void __launch_bounds__(kBestBlock)
+__global__ void __launch_bounds__(kBestBlock, 1)  // up to 64 registers: more loads in flight
 spmv_v3_deferred_kernel(const int* __restrict__ row_ptr, const int* __restrict__ col_idx,
                         const float* __restrict__ values, const float* __restrict__ x,
                         float* __restrict__ y, const unsigned long long* __restrict__ counter,
