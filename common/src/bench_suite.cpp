@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "labkit/bench.hpp"
 #include "labkit/check.hpp"
 #include "labkit/cuda_check.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/gpu.hpp"
 #include "labkit/judge_main.hpp"
 #include "labkit/random.hpp"
@@ -42,52 +44,194 @@ std::string worker_problem(const std::string& when, Outcome o, const std::string
   return os.str();
 }
 
-// The timing overheads of the path itself, from calls that launch nothing.
-struct Overhead {
-  double host_ms = 0;   // the worker's host clock around a no-op
-  double judge_ms = 0;  // the judge's clock around a no-op request
+// The benchmark's device buffers: the judge's own allocations (canary zones around each), which
+// the worker maps by CUDA IPC. The judge writes every input and reads every output itself, so
+// the worker never holds the data before the judge's clock starts, and what is verified is what
+// the judge copied out when its clock stopped.
+class SharedBuffers {
+ public:
+  explicit SharedBuffers(const OpCall& call) : call_(call) {
+    const size_t n = call.buffers.size();
+    bufs_.reserve(n);
+    constants_.resize(n);
+    captures_.resize(n);
+    for (size_t b = 0; b < n; ++b) {
+      const BufferSpec& spec = call.buffers[b];
+      bufs_.push_back(std::make_unique<GuardedBuffer>(spec.bytes()));
+      if (constant(b)) {
+        const Bytes& bytes = call.inputs.at(0).at(b);
+        if (bytes.size() != spec.bytes()) throw Failed("the constant input " + spec.name + " has the wrong size");
+        CUDA_CHECK(cudaMemcpy(bufs_[b]->data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+        constants_[b] = DeviceBuffer<char>(spec.bytes());
+        CUDA_CHECK(cudaMemcpy(constants_[b].get(), bufs_[b]->data(), spec.bytes(), cudaMemcpyDeviceToDevice));
+      }
+      if (spec.role == protocol::Role::kOutput) captures_[b] = DeviceBuffer<char>(spec.bytes());
+      SharedBuffer shared;
+      cudaIpcMemHandle_t handle;
+      CUDA_CHECK(cudaIpcGetMemHandle(&handle, bufs_[b]->allocation()));
+      std::memcpy(shared.handle.data(), &handle, sizeof(handle));
+      shared.offset = bufs_[b]->guard();
+      shared_.push_back(shared);
+    }
+    CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  const std::vector<SharedBuffer>& shared() const { return shared_; }
+
+  // Off the clock: poison in the outputs, fresh garbage in scratch buffers (a benchmark's
+  // in-out buffers are workspaces: nothing may survive in them from one call to the next).
+  void reset(uint64_t seed, cudaStream_t s) {
+    for (size_t b = 0; b < bufs_.size(); ++b) {
+      const BufferSpec& spec = call_.buffers[b];
+      if (spec.role == protocol::Role::kOutput) {
+        fill_pattern32(bufs_[b]->data(), spec.bytes() / 4 * 4, kPoisonBits, s);
+      } else if (spec.role == protocol::Role::kInOut) {
+        fill_uniform_i32(reinterpret_cast<int32_t*>(bufs_[b]->data()), spec.bytes() / 4,
+                         mix_seed(seed, 0x5C7A7C40 + b), -(1 << 30), 1 << 30, s);
+      }
+    }
+  }
+
+  // On the clock: the fresh inputs (drawn from `seed`, as the baseline draws them).
+  void draw(uint64_t seed, cudaStream_t s) {
+    for (size_t b = 0; b < bufs_.size(); ++b) {
+      const BufferSpec& spec = call_.buffers[b];
+      const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
+      if (spec.role != protocol::Role::kInput) continue;
+      if (spec.source == protocol::Source::kUniformF32) {
+        fill_uniform_f32(reinterpret_cast<float*>(bufs_[b]->data()), spec.count, bs,
+                         static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
+      } else if (spec.source == protocol::Source::kUniformI32) {
+        fill_uniform_i32(reinterpret_cast<int32_t*>(bufs_[b]->data()), spec.count, bs,
+                         static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
+      }
+    }
+  }
+
+  // On the clock: the outputs into the judge's own memory.
+  void capture(cudaStream_t s) {
+    for (size_t b = 0; b < bufs_.size(); ++b) {
+      if (captures_[b].get() == nullptr) continue;
+      CUDA_CHECK(cudaMemcpyAsync(captures_[b].get(), bufs_[b]->data(), captures_[b].bytes(),
+                                 cudaMemcpyDeviceToDevice, s));
+    }
+  }
+
+  // What was captured, per buffer (empty for all but the outputs).
+  std::vector<Bytes> outputs() {
+    std::vector<Bytes> out(bufs_.size());
+    for (size_t b = 0; b < bufs_.size(); ++b) {
+      if (captures_[b].get() == nullptr) continue;
+      out[b].resize(captures_[b].bytes());
+      CUDA_CHECK(cudaMemcpy(out[b].data(), captures_[b].get(), out[b].size(), cudaMemcpyDeviceToHost));
+    }
+    return out;
+  }
+
+  // After the call: every canary intact, every input as the judge wrote it. "" or what is wrong.
+  std::string check(uint64_t seed, cudaStream_t s) {
+    std::string problems;
+    for (size_t b = 0; b < bufs_.size(); ++b) {
+      const BufferSpec& spec = call_.buffers[b];
+      const GuardReport g = bufs_[b]->check();
+      protocol::GuardInfo info;
+      info.before = g.before;
+      info.after = g.after;
+      info.first_after = g.first_after;
+      info.nearest_before = g.nearest_before;
+      problems += describe_guard(spec, info);
+      if (spec.role != protocol::Role::kInput) continue;
+      const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
+      uint64_t changed = 0;
+      if (constant(b)) {
+        changed = count_differences(bufs_[b]->data(), constants_[b].get(), spec.bytes() / 4 * 4, s);
+      } else if (spec.source == protocol::Source::kUniformF32) {
+        changed = count_not_uniform_f32(reinterpret_cast<const float*>(bufs_[b]->data()), spec.count,
+                                        bs, static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
+      } else if (spec.source == protocol::Source::kUniformI32) {
+        changed = count_not_uniform_i32(reinterpret_cast<const int32_t*>(bufs_[b]->data()), spec.count,
+                                        bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
+      }
+      if (changed > 0) {
+        problems += "it changed its input " + spec.name + " (" + std::to_string(changed) + " of " +
+                    std::to_string(spec.count) + " elements differ afterwards): inputs are read-only, "
+                    "and a benchmark call must not leave anything for the next one; ";
+      }
+    }
+    return problems;
+  }
+
+ private:
+  bool constant(size_t b) const {
+    return call_.buffers[b].role == protocol::Role::kInput &&
+           call_.buffers[b].source == protocol::Source::kArena;
+  }
+
+  const OpCall& call_;
+  std::vector<std::unique_ptr<GuardedBuffer>> bufs_;
+  std::vector<DeviceBuffer<char>> constants_;  // the judge's private copy of constant inputs
+  std::vector<DeviceBuffer<char>> captures_;   // where the outputs are copied on the clock
+  std::vector<SharedBuffer> shared_;
 };
 
-Overhead calibrate(Worker& w, uint64_t seed) {
-  std::vector<double> host, judge;
-  for (int i = 0; i < 7; ++i) {
-    const OpResult prep = w.bench_prepare(mix_seed(seed, 1000 + i));
-    if (!prep.ok()) throw Failed(worker_problem("preparing a calibration call", prep.outcome, prep.message));
-    const TimedCall t = w.bench_timed(false);
-    if (t.outcome != Outcome::kOk) throw Failed(worker_problem("a calibration call", t.outcome, t.message));
-    host.push_back(t.host_ms);
-    judge.push_back(t.judge_ms);
-  }
-  return {median(host), median(judge)};
+// One timed call on the judge's clock: from before it writes the fresh inputs (and flushes L2)
+// to after it has copied the outputs into its own memory. The worker's events can only make the
+// time longer (they never shorten what the judge measured).
+TimedCall timed_call(Worker& w, SharedBuffers& bufs, L2Flusher& flusher, uint64_t seed,
+                     cudaStream_t s) {
+  bufs.reset(seed, s);
+  CUDA_CHECK(cudaStreamSynchronize(s));
+  return w.bench_timed(
+      [&] {
+        bufs.draw(seed, s);
+        flusher.flush(s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      },
+      [&] {
+        bufs.capture(s);
+        CUDA_CHECK(cudaStreamSynchronize(s));
+      });
 }
 
-// The time a call is graded on: the events on its stream, unless a clock that also sees other
-// streams and the CPU (the worker's host clock, then the judge's own) says clearly more.
-double graded_ms(const TimedCall& t, const Overhead& o, int* escapes) {
-  double ms = t.event_ms;
-  const double host = t.host_ms - o.host_ms;
-  if (host > ms * 1.5 + 0.050) {
-    ms = host;
-    ++*escapes;
+// The calibration worker: the same protocol, buffers and judge-side work, no student code.
+class Calibration {
+ public:
+  Calibration(const OpCall& call, SharedBuffers& bufs) : worker_([] {
+    WorkerOptions o = worker_options();
+    if (o.null_path.empty()) throw Failed("no calibration worker (--labkit-null-worker)");
+    o.path = o.null_path;
+    o.sanitizer.clear();
+    return o;
+  }()) {
+    const OpResult setup = worker_.bench_setup(call, bufs.shared());
+    if (!setup.ok()) throw Failed(worker_problem("setting up the calibration worker", setup.outcome, setup.message));
   }
-  const double judge = t.judge_ms - o.judge_ms;
-  if (judge > ms * 1.5 + 0.200) {
-    ms = judge;
-    ++*escapes;
+
+  // One more overhead sample.
+  void sample(SharedBuffers& bufs, L2Flusher& flusher, uint64_t seed, cudaStream_t s) {
+    const TimedCall t = timed_call(worker_, bufs, flusher, seed, s);
+    if (t.outcome != Outcome::kOk) throw Failed(worker_problem("a calibration call", t.outcome, t.message));
+    samples_.push_back(t.judge_ms);
   }
-  return std::max(ms, 1e-6);
-}
+  double overhead_ms() const { return median(samples_); }
+
+ private:
+  Worker worker_;
+  std::vector<double> samples_;
+};
 
 void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   Worker& w = shared_worker();
-  const OpResult setup = w.bench_setup(spec.call);
+  Stream stream;
+  SharedBuffers bufs(spec.call);
+  const OpResult setup = w.bench_setup(spec.call, bufs.shared());
   if (!setup.ok()) throw Failed(worker_problem("setting up", setup.outcome, setup.message));
   std::unique_ptr<Baseline> baseline = spec.baseline();
-  Stream stream;
   L2Flusher flusher;
   EventTimer timer(stream);
   const uint64_t base_seed = mix_seed(test_seed(), std::hash<std::string>{}(spec.name));
-  const Overhead overhead = calibrate(w, base_seed);
+  Calibration calibration(spec.call, bufs);
+  for (int i = 0; i < 7; ++i) calibration.sample(bufs, flusher, mix_seed(base_seed, 1000 + i), stream);
 
   std::vector<double> student, base, ratios;
   int escapes = 0;
@@ -96,36 +240,29 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   const auto started = std::chrono::steady_clock::now();
   for (int i = 0;; ++i) {
     const uint64_t seed = mix_seed(base_seed, static_cast<uint64_t>(i));
-    const OpResult prep = w.bench_prepare(seed);
-    if (!prep.ok()) throw Failed(worker_problem("preparing call " + std::to_string(i + 1), prep.outcome, prep.message));
-    const TimedCall t = w.bench_timed(true);
-    if (t.outcome != Outcome::kOk) {
-      throw Failed(worker_problem("timed call " + std::to_string(i + 1), t.outcome, t.message));
-    }
-    if (t.event_ms > t.judge_ms + 1.0 || t.host_ms > t.judge_ms + 1.0) {
-      throw Failed("timed call " + std::to_string(i + 1) + ": the worker reported a time longer than "
-                   "the judge's own clock measured for the whole request");
-    }
-    const double s_ms = graded_ms(t, overhead, &escapes);
-    const OpResult out = w.bench_fetch();
-    if (!out.ok()) throw Failed(worker_problem("fetching the output of call " + std::to_string(i + 1), out.outcome, out.message));
-    std::string guard_problems;
-    for (size_t b = 0; b < spec.call.buffers.size(); ++b) {
-      guard_problems += describe_guard(spec.call.buffers[b], out.guards[b]);
-    }
-    if (!guard_problems.empty()) throw Failed("timed call " + std::to_string(i + 1) + ": " + guard_problems);
+    const std::string call_name = "timed call " + std::to_string(i + 1);
+    const TimedCall t = timed_call(w, bufs, flusher, seed, stream);
+    if (t.outcome != Outcome::kOk) throw Failed(worker_problem(call_name, t.outcome, t.message));
+    const std::vector<Bytes> outputs = bufs.outputs();
+    const std::string broken = bufs.check(seed, stream);
+    if (!broken.empty()) throw Failed(call_name + ": " + broken);
+    // The overhead drifts with the machine: one calibration call beside every timed one.
+    calibration.sample(bufs, flusher, mix_seed(base_seed, 5000 + i), stream);
+    const double judged = t.judge_ms - calibration.overhead_ms();
+    if (judged > t.event_ms * 1.5 + 0.050) ++escapes;  // work the worker's events missed
+    const double s_ms = std::max({judged, t.event_ms, 1e-6});
 
     baseline->prepare(seed, stream);
     flusher.flush(stream);
-    // The worker starts the student's clock on an idle GPU (it synchronizes first, for its host
-    // clock), so the launch latency is inside the student's window; the baseline's window must
-    // hold it too, or small sizes would be graded against a head start.
+    // The student's window starts on an idle GPU, so the launch latency is inside it; the
+    // baseline's window must hold it too, or small sizes would be graded against a head start.
     CUDA_CHECK(cudaStreamSynchronize(stream));
     const double b_ms = timer.time_ms([&] { baseline->run(stream); });
-    const std::string wrong = baseline->verify(out.outputs[0], stream);
+    const std::string wrong = baseline->verify(outputs, stream);
     if (!wrong.empty()) {
-      throw Failed("the output of timed call " + std::to_string(i + 1) +
-                   " (fresh inputs) is wrong; every timed call is checked: " + wrong);
+      throw Failed("the output of " + call_name +
+                   " (fresh inputs, copied by the judge when the call returned) is wrong; every "
+                   "timed call is checked: " + wrong);
     }
     if (i < (smoke ? 0 : spec.warmup)) continue;
     student.push_back(s_ms);
@@ -162,6 +299,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["student_iqr"] = relative_iqr(student);
   c["baseline_iqr"] = relative_iqr(base);
   c["samples"] = static_cast<double>(student.size());
+  c["overhead_ms"] = calibration.overhead_ms();
   c["untimed_work_calls"] = escapes;
   for (const auto& [name, value] : spec.counters) c[name] = value;
   state.SetLabel(spec.baseline_name);

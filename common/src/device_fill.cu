@@ -42,7 +42,82 @@ __global__ void abs_f32_kernel(float* data, size_t count) {
   }
 }
 
+__global__ void empty_kernel() {}
+
+// Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`.
+__global__ void count_not_uniform_f32_kernel(const float* a, size_t count, uint64_t seed, float lo,
+                                             float hi, unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const float want = uniform_f32(seed, i, lo, hi);
+    mine += __float_as_uint(a[i]) != __float_as_uint(want);
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+__global__ void count_not_uniform_i32_kernel(const int32_t* a, size_t count, uint64_t seed,
+                                             int32_t lo, int32_t hi, unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += a[i] != uniform_i32(seed, i, lo, hi);
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+__global__ void count_differences_kernel(const uint32_t* a, const uint32_t* b, size_t words,
+                                         unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += a[i] != b[i];
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+template <typename Launch>
+uint64_t count_on_device(cudaStream_t stream, Launch&& launch) {
+  unsigned long long* differ = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&differ, sizeof(*differ), stream));
+  CUDA_CHECK(cudaMemsetAsync(differ, 0, sizeof(*differ), stream));
+  launch(differ);
+  LABKIT_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&host, differ, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaFreeAsync(differ, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return host;
+}
+
 }  // namespace
+
+void launch_empty_kernel(cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); }
+
+uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
+                               cudaStream_t stream) {
+  if (count == 0) return 0;
+  return count_on_device(stream, [&](unsigned long long* d) {
+    count_not_uniform_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, seed, lo, hi, d);
+  });
+}
+
+uint64_t count_not_uniform_i32(const int32_t* a, size_t count, uint64_t seed, int32_t lo,
+                               int32_t hi, cudaStream_t stream) {
+  if (count == 0) return 0;
+  return count_on_device(stream, [&](unsigned long long* d) {
+    count_not_uniform_i32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, seed, lo, hi, d);
+  });
+}
+
+uint64_t count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream) {
+  const size_t words = bytes / 4;
+  if (words == 0) return 0;
+  return count_on_device(stream, [&](unsigned long long* d) {
+    count_differences_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
+        static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b), words, d);
+  });
+}
 
 void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
                       cudaStream_t stream) {

@@ -1,21 +1,33 @@
-// labkit_gpu_ceilings: measures the two roofs of the HTML report's roofline on the GPU the labs
-// run on, and prints them as one line of JSON:
-//   {"sgemm_gflops": ..., "copy_gbps": ..., "sgemm_n": 4096, "copy_bytes": 1073741824,
-//    "samples": 7, "sgemm_ms": ..., "copy_ms": ...}
-// compute: cuBLAS SGEMM (FP32, no TF32) at 4096^3, 2 n^3 flop per call;
-// bandwidth: a device-to-device cudaMemcpyAsync of 1 GiB, counted as 2 GiB moved (read + write:
-// a kernel's declared bytes count its inputs read and its output written the same way).
-// Each is timed with CUDA events after two warm-up calls; the median of `samples` calls.
+// labkit_gpu_ceilings: measures what this GPU can do at most, on the GPU the labs run on, and
+// prints it as one line of JSON:
+//   {"sgemm_gflops": ..., "copy_gbps": ..., "fp32_peak_gflops": ..., "read_gbps": ...,
+//    "sgemm_n": 4096, "copy_bytes": 1073741824, "samples": 7, "sgemm_ms": ..., "copy_ms": ...,
+//    "fma_flop": ..., "fma_ms": ..., "read_bytes": 1073741824, "read_ms": ..., "sm_count": ...}
+// sgemm: cuBLAS SGEMM (FP32, no TF32) at 4096^3, 2 n^3 flop per call (the roofline's roof);
+// copy: a device-to-device cudaMemcpyAsync of 1 GiB, counted as 2 GiB moved (read + write:
+// a kernel's declared bytes count its inputs read and its output written the same way);
+// fp32_peak: a kernel of independent FP32 FMAs (kFmaChains chains per thread, one full wave of
+// resident blocks on every SM), 2 flop per FMA: the FP32 peak as this GPU runs it now;
+// read: a read-only kernel streaming 1 GiB with 16-byte loads (one sum written per block),
+// counted as the bytes read.
+// Each is timed with CUDA events after warm-up calls; the median of `samples` calls. The FMA
+// kernel's and the read kernel's results are checked on the host (exactly for the FMAs, to
+// 1e-3 for the sum), so neither can have been optimised away or have skipped work.
 //
-// The grader runs it once per grading, before any student code runs, and stores what it prints
-// under the results' GPU info ("ceilings"); its absence or failure only means no ceilings on
-// the chart (never a crash, never points). No student code is involved.
-// Exit 0 with the line; 77 without a GPU (nothing measured); 1 when a CUDA or cuBLAS call fails,
-// with the reason on stderr.
+// The grader runs it once per grading that benchmarks, before any student code runs, and stores
+// what it prints under the results' GPU info ("ceilings"). Two uses: the HTML report's roofline
+// (sgemm, copy), and the plausibility check (grader/scoring.py, docs/grading.md): a benchmark
+// whose GFLOPS or GBps is above fp32_peak_gflops or max(read_gbps, copy_gbps), with a margin,
+// is not a possible result and earns nothing; without these figures no performance points are
+// awarded. No student code is involved.
+// Exit 0 with the line; 77 without a GPU (nothing measured); 1 when a CUDA or cuBLAS call fails
+// or a result is wrong, with the reason on stderr.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -32,6 +44,25 @@ constexpr int kN = 4096;
 constexpr size_t kCopyBytes = size_t{1} << 30;
 constexpr int kWarmup = 2;
 constexpr int kSamples = 7;
+
+// The FMA kernel: kFmaChains independent chains per thread (so that a warp always has an FMA
+// ready, whatever the pipeline's latency), kFmaUnroll steps of each per loop trip (the loop's
+// own instructions are under 2% of those issued), one full wave of resident blocks on every SM.
+// kFmaIters trips: about 2.5 M FMAs per thread, 15-30 ms per call on an H100 (the per-thread
+// work is fixed and the threads scale with the SMs, so about as long on any GPU).
+constexpr int kFmaThreads = 256;
+constexpr int kFmaChains = 8;
+constexpr int kFmaUnroll = 32;
+constexpr int kFmaIters = 9600;
+constexpr int kFmaWarmup = 3;
+// a <- a * kFmaMul + kFmaAdd converges to kFmaAdd / (1 - kFmaMul) = 10: finite, never zero.
+constexpr float kFmaMul = 0.9999f;
+constexpr float kFmaAdd = 0.001f;
+
+// The read kernel: float4 loads, kReadUnroll of them in flight per thread per trip.
+constexpr int kReadThreads = 256;
+constexpr int kReadUnroll = 4;
+constexpr size_t kReadBytes = kCopyBytes;   // the copy's source buffer, refilled
 
 void cublas_check(cublasStatus_t s, const char* what) {
   if (s != CUBLAS_STATUS_SUCCESS) {
@@ -55,9 +86,9 @@ struct Events {
 };
 
 template <typename F>
-double median_ms(cudaStream_t stream, F&& call) {
+double median_ms(cudaStream_t stream, F&& call, int warmup = kWarmup) {
   Events ev;
-  for (int i = 0; i < kWarmup; ++i) call();
+  for (int i = 0; i < warmup; ++i) call();
   CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<double> ms;
   for (int i = 0; i < kSamples; ++i) {
@@ -71,6 +102,87 @@ double median_ms(cudaStream_t stream, F&& call) {
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// Every chain of thread t starts from a different exact value, the same on the host.
+__host__ __device__ inline float fma_start(unsigned t, int chain) {
+  return static_cast<float>(t & 1023u) * 0.0009765625f + static_cast<float>(chain);
+}
+
+// kFmaChains * kFmaUnroll * iters FMAs per thread; the chains' sum is written, so none of them
+// can be dropped, and `mul`, `add` and `iters` come from the host, so nothing can be folded.
+__global__ void __launch_bounds__(kFmaThreads) fma_peak_kernel(float* __restrict__ out,
+                                                               int iters, float mul, float add) {
+  const unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+  float acc[kFmaChains];
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) acc[j] = fma_start(t, j);
+  for (int i = 0; i < iters; ++i) {
+#pragma unroll
+    for (int u = 0; u < kFmaUnroll; ++u) {
+#pragma unroll
+      for (int j = 0; j < kFmaChains; ++j) acc[j] = fmaf(acc[j], mul, add);
+    }
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) sum += acc[j];
+  out[t] = sum;
+}
+
+// What fma_peak_kernel writes for thread t: the same operations in the same order (an FMA
+// rounds once on both sides), so equal to the bit.
+float fma_expected(unsigned t, int iters) {
+  float sum = 0.0f;
+  for (int j = 0; j < kFmaChains; ++j) {
+    float a = fma_start(t, j);
+    for (long k = 0; k < long{iters} * kFmaUnroll; ++k) a = std::fma(a, kFmaMul, kFmaAdd);
+    sum += a;
+  }
+  return sum;
+}
+
+// Each thread sums its float4s (grid-stride, kReadUnroll loads issued before any is used);
+// the block's total is written once, to block_sums[blockIdx.x].
+__global__ void __launch_bounds__(kReadThreads) read_sum_kernel(const float4* __restrict__ in,
+                                                                size_t n4,
+                                                                float* __restrict__ block_sums) {
+  const size_t stride = size_t{gridDim.x} * blockDim.x;
+  size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  float sum = 0.0f;
+  for (; i + (kReadUnroll - 1) * stride < n4; i += kReadUnroll * stride) {
+    float4 v[kReadUnroll];
+#pragma unroll
+    for (int u = 0; u < kReadUnroll; ++u) v[u] = in[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kReadUnroll; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+  }
+  for (; i < n4; i += stride) {
+    const float4 v = in[i];
+    sum += (v.x + v.y) + (v.z + v.w);
+  }
+  __shared__ float warp_sums[kReadThreads / 32];
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.0f;
+    for (int w = 0; w < kReadThreads / 32; ++w) total += warp_sums[w];
+    block_sums[blockIdx.x] = total;
+  }
+}
+
+// Blocks of `threads` that fill every SM once (one full wave: no SM idles in a tail).
+template <typename Kernel>
+int full_wave_blocks(Kernel kernel, int threads) {
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  const int sms = labkit::gpu_status().sm_count;
+  if (per_sm < 1 || sms < 1) {
+    throw std::runtime_error("no resident blocks per SM (" + std::to_string(per_sm) + ") or no SMs (" +
+                             std::to_string(sms) + ")");
+  }
+  return per_sm * sms;
 }
 
 int run() {
@@ -102,6 +214,35 @@ int run() {
                  "cublasSgemm");
   });
 
+  // FP32 peak: independent FMAs on every SM, checked exactly on the host for two threads
+  // (the first and the last) and for being finite everywhere.
+  const int fma_blocks = full_wave_blocks(fma_peak_kernel, kFmaThreads);
+  const size_t fma_threads = size_t(fma_blocks) * kFmaThreads;
+  labkit::DeviceBuffer<float> fma_out(fma_threads);
+  labkit::fill_pattern32(fma_out.get(), fma_out.bytes(), 0x7FC0DEADu, stream);   // NaN poison
+  const double fma_ms = median_ms(stream, [&] {
+    fma_peak_kernel<<<fma_blocks, kFmaThreads, 0, stream>>>(fma_out.get(), kFmaIters, kFmaMul,
+                                                             kFmaAdd);
+    LABKIT_CHECK_LAUNCH();
+  }, kFmaWarmup);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  {
+    const std::vector<float> got = fma_out.download();
+    for (const size_t t : {size_t{0}, fma_threads - 1}) {
+      const float want = fma_expected(static_cast<unsigned>(t), kFmaIters);
+      if (got[t] != want) {
+        throw std::runtime_error("the FMA kernel's thread " + std::to_string(t) + " wrote " +
+                                 std::to_string(got[t]) + ", expected " + std::to_string(want));
+      }
+    }
+    for (size_t t = 0; t < got.size(); ++t) {
+      if (!std::isfinite(got[t]) || got[t] == 0.0f) {
+        throw std::runtime_error("the FMA kernel's thread " + std::to_string(t) + " wrote " +
+                                 std::to_string(got[t]));
+      }
+    }
+  }
+
   // Copy: 1 GiB device to device.
   labkit::DeviceBuffer<float> src(kCopyBytes / sizeof(float)), dst(kCopyBytes / sizeof(float));
   labkit::fill_uniform_f32(src.get(), src.size(), 3, -1.0f, 1.0f, stream);
@@ -110,13 +251,44 @@ int run() {
   });
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
+  // Read: the copy's source, refilled with values in [0.5, 1.5) (mean 1: the sum is about the
+  // element count, which the host checks to 1e-3), read once per call with float4 loads.
+  const size_t read_elems = kReadBytes / sizeof(float);
+  labkit::fill_uniform_f32(src.get(), read_elems, 4, 0.5f, 1.5f, stream);
+  const int read_blocks = full_wave_blocks(read_sum_kernel, kReadThreads);
+  labkit::DeviceBuffer<float> block_sums(static_cast<size_t>(read_blocks));
+  const auto* in4 = reinterpret_cast<const float4*>(src.get());   // cudaMalloc: 256-byte aligned
+  const double read_ms = median_ms(stream, [&] {
+    read_sum_kernel<<<read_blocks, kReadThreads, 0, stream>>>(in4, read_elems / 4,
+                                                               block_sums.get());
+    LABKIT_CHECK_LAUNCH();
+  });
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  {
+    const std::vector<float> sums = block_sums.download();
+    double total = 0;
+    for (const float s : sums) total += s;
+    const double mean = total / static_cast<double>(read_elems);
+    if (!std::isfinite(mean) || std::fabs(mean - 1.0) > 1e-3) {
+      throw std::runtime_error("the read kernel's sum is wrong: mean " + std::to_string(mean) +
+                               " per element, expected about 1");
+    }
+  }
+
   const double flop = 2.0 * kN * kN * static_cast<double>(kN);
   const double gflops = flop / (gemm_ms * 1e-3) / 1e9;
   const double gbps = 2.0 * static_cast<double>(kCopyBytes) / (copy_ms * 1e-3) / 1e9;
+  const double fma_flop = 2.0 * kFmaChains * kFmaUnroll * static_cast<double>(kFmaIters) *
+                          static_cast<double>(fma_threads);
+  const double fp32_peak = fma_flop / (fma_ms * 1e-3) / 1e9;
+  const double read_gbps = static_cast<double>(kReadBytes) / (read_ms * 1e-3) / 1e9;
   std::printf(
-      "{\"sgemm_gflops\": %.1f, \"copy_gbps\": %.1f, \"sgemm_n\": %d, \"copy_bytes\": %zu, "
-      "\"samples\": %d, \"sgemm_ms\": %.4f, \"copy_ms\": %.4f}\n",
-      gflops, gbps, kN, kCopyBytes, kSamples, gemm_ms, copy_ms);
+      "{\"sgemm_gflops\": %.1f, \"copy_gbps\": %.1f, \"fp32_peak_gflops\": %.1f, "
+      "\"read_gbps\": %.1f, \"sgemm_n\": %d, \"copy_bytes\": %zu, \"samples\": %d, "
+      "\"sgemm_ms\": %.4f, \"copy_ms\": %.4f, \"fma_flop\": %.0f, \"fma_ms\": %.4f, "
+      "\"read_bytes\": %zu, \"read_ms\": %.4f, \"sm_count\": %d}\n",
+      gflops, gbps, fp32_peak, read_gbps, kN, kCopyBytes, kSamples, gemm_ms, copy_ms, fma_flop,
+      fma_ms, kReadBytes, read_ms, labkit::gpu_status().sm_count);
   return 0;
 }
 

@@ -20,11 +20,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
+
 #include "labkit/fd_io.hpp"
+#include "labkit/sandbox.hpp"
 
 extern char** environ;
 
@@ -40,6 +44,31 @@ constexpr rlim_t kLogLimit = 16u << 20;  // the worker's output per process, byt
 
 WorkerOptions g_options;
 bool g_options_set = false;
+std::set<pid_t> g_live_workers;  // kill_strays() spares these
+
+// Whatever a worker leaves behind (a daemon, a double fork) is reparented to this process,
+// not to init, so kill_strays() can find it.
+void become_subreaper() {
+  static const bool done = [] {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    return true;
+  }();
+  (void)done;
+}
+
+bool survey_allowed() {
+  const char* mode = std::getenv("LABKIT_SANDBOX");
+  return mode != nullptr && std::strcmp(mode, "survey") == 0;
+}
+
+// A nonce no worker can predict: each request's reply must echo it.
+uint64_t fresh_nonce() {
+  static std::mt19937_64 gen([] {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd() ^ static_cast<uint64_t>(::getpid());
+  }());
+  return gen() | 1u;  // never 0: a zeroed reply never matches
+}
 
 std::string default_worker_path() {
   std::error_code ec;
@@ -60,7 +89,11 @@ std::string errno_text(const char* what) { return std::string(what) + ": " + std
 
 std::string describe_wait(int status) {
   std::ostringstream os;
-  if (WIFSIGNALED(status)) {
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    os << "was stopped by the sandbox (SIGSYS): it made a system call the worker may not make";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == sandbox::kSandboxExitCode) {
+    os << "was stopped by the sandbox: it made a system call the worker may not make";
+  } else if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     os << "killed by signal " << sig << " (" << strsignal(sig) << ")";
   } else if (WIFEXITED(status)) {
@@ -81,8 +114,10 @@ double now_ms() {
 std::vector<std::string> worker_environment(const std::string& home) {
   std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C",
                                   "CUDA_CACHE_DISABLE=1"};
+  // LABKIT_SANDBOX=survey measures the allow-list (sandbox.hpp); the grader never sets it (its
+  // judges get a scrubbed environment), and a worker in survey mode says so in its hello.
   for (const char* keep : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH",
-                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"}) {
+                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LABKIT_SANDBOX"}) {
     if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
   }
   return env;
@@ -242,6 +277,9 @@ const WorkerOptions& worker_options() {
     g_options_set = true;
   }
   if (g_options.path.empty()) g_options.path = default_worker_path();
+#ifdef LABKIT_NULL_WORKER
+  if (g_options.null_path.empty()) g_options.null_path = LABKIT_NULL_WORKER;
+#endif
   return g_options;
 }
 
@@ -275,6 +313,7 @@ struct Worker::Impl {
   std::string start_error;
 
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
+    become_subreaper();
     arena_fd = ::memfd_create("labkit-arena", MFD_CLOEXEC);
     log_fd = ::memfd_create("labkit-worker-log", MFD_CLOEXEC);
     if (arena_fd < 0 || log_fd < 0) throw std::runtime_error(errno_text("memfd_create"));
@@ -327,6 +366,8 @@ struct Worker::Impl {
       ::kill(pid, SIGKILL);
       int status = 0;
       ::waitpid(pid, &status, 0);
+      g_live_workers.erase(pid);
+      kill_strays();
     }
     pid = -1;
     if (req_fd >= 0) ::close(req_fd);
@@ -343,7 +384,15 @@ struct Worker::Impl {
       for (int i = 0; i < 50 && (r = ::waitpid(pid, &status, WNOHANG)) == 0; ++i) ::usleep(20000);
       if (r == pid) {
         how = "the worker process " + describe_wait(status);
+        g_live_workers.erase(pid);
         pid = -1;
+        kill_strays();
+        // The sandbox's own line names the call (the rest of the log is the student's).
+        const std::string log = read_log();
+        const size_t at = log.rfind("labkit-sandbox: system call ");
+        if (how.find("sandbox") != std::string::npos && at != std::string::npos) {
+          how += "\n  " + log.substr(at, log.find('\n', at) - at);
+        }
       }
     }
     stop();
@@ -366,6 +415,7 @@ struct Worker::Impl {
     clear_log();
     std::vector<int> fds = {-1, log_fd, log_fd, req[0], rep[1], arena_fd};
     pid = spawn(exe, {options.path, "--serve"}, worker_environment(scratch), fds, drop, scratch);
+    if (pid > 0) g_live_workers.insert(pid);
     ::close(exe);
     ::close(req[0]);
     ::close(rep[1]);
@@ -384,6 +434,7 @@ struct Worker::Impl {
     if (pid < 0 && !start_and_greet(message)) return Outcome::kNoDevice;
     req.magic = p::kMagic;
     req.arena_bytes = arena_size;
+    req.nonce = fresh_nonce();
     clear_log();
     const double deadline = now_ms() + timeout_s * 1000.0;
     if (!write_full(req_fd, &req, sizeof(req))) {
@@ -406,6 +457,16 @@ struct Worker::Impl {
         reply.n_variants > static_cast<uint32_t>(p::kMaxVariants) || reply.failed_call >= req.calls) {
       stop();
       message = "the worker sent a reply that is not valid (was the output pipe written to?)";
+      return Outcome::kProtocolError;
+    }
+    // One reply per request, to this request: a reply that does not echo its nonce was written
+    // ahead of time or out of turn, and a second one already waiting was forged.
+    pollfd more{rep_fd, POLLIN, 0};
+    if (reply.nonce != req.nonce || ::poll(&more, 1, 0) > 0) {
+      stop();
+      message = reply.nonce != req.nonce
+                    ? "the worker sent a reply that does not answer this request (out of turn)"
+                    : "the worker sent more than one reply to one request";
       return Outcome::kProtocolError;
     }
     reply.message[sizeof(reply.message) - 1] = '\0';
@@ -432,13 +493,15 @@ struct Worker::Impl {
       hello.op = static_cast<uint32_t>(p::Op::kHello);
       hello.magic = p::kMagic;
       hello.arena_bytes = arena_size;
+      hello.nonce = fresh_nonce();
       p::Reply reply;
       const double deadline = now_ms() + 120000.0;
       const int got = write_full(req_fd, &hello, sizeof(hello))
                           ? read_until(rep_fd, &reply, sizeof(reply), deadline)
                           : 0;
-      if (got == 1 && reply.magic == p::kMagic && reply.status == 0 &&
-          reply.n_variants <= static_cast<uint32_t>(p::kMaxVariants)) {
+      const bool confined = reply.confined == 1 || (reply.confined == 2 && survey_allowed());
+      if (got == 1 && reply.magic == p::kMagic && reply.status == 0 && reply.nonce == hello.nonce &&
+          confined && reply.n_variants <= static_cast<uint32_t>(p::kMaxVariants)) {
         reply.device[sizeof(reply.device) - 1] = '\0';
         device = reply.device;
         variants.clear();
@@ -446,14 +509,24 @@ struct Worker::Impl {
           reply.variants[i][p::kNameLen - 1] = '\0';
           variants.emplace_back(reply.variants[i]);
         }
+        const std::string filter =
+            reply.confined == 1 ? "seccomp" : "seccomp SURVEY mode (not confined: never grade with it)";
         if (drop) {
-          sandbox_note = "uid 65534 (dropped from root)";
-        } else if (sandbox_note.empty()) {
-          sandbox_note = "same user as the judge (not root)";
+          sandbox_note = filter + ", uid 65534 (dropped from root)";
+        } else if (sandbox_note.empty() || sandbox_note.rfind("same user", 0) == 0) {
+          sandbox_note = filter + ", same user as the judge (not root)";
+        } else if (sandbox_note.find(filter) == std::string::npos) {
+          sandbox_note = filter + ", " + sandbox_note;
         }
         return true;
       }
-      const std::string why = got == 1 ? std::string(reply.message) : reap();
+      std::string why = got == 1 ? std::string(reply.message) : reap();
+      if (got == 1 && reply.status == 0 && !confined) {
+        why = "it did not confine itself (sandbox.hpp): a worker that is not confined runs no "
+              "student code";
+      } else if (got == 1 && reply.status == 0 && reply.nonce != hello.nonce) {
+        why = "its reply did not answer the request";
+      }
       const std::string log = tail_of(read_log(), 1500);
       stop();
       if (drop) {
@@ -516,8 +589,6 @@ struct Worker::Impl {
     }
   }
 
-  p::Request bench_req;
-  OpCall bench_call;
 };
 
 Worker::Worker(WorkerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -554,67 +625,44 @@ OpResult Worker::run(const OpCall& call) {
   return result;
 }
 
-OpResult Worker::bench_setup(const OpCall& call) {
+OpResult Worker::bench_setup(const OpCall& call, const std::vector<SharedBuffer>& buffers) {
   OpResult result;
+  if (buffers.size() != call.buffers.size()) {
+    throw std::invalid_argument("labkit::Worker::bench_setup: one shared buffer per buffer");
+  }
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kBenchSetup);
-  impl_->layout(call, req, 1, true);
-  impl_->bench_req = req;
-  impl_->bench_call = call;
+  OpCall shape = call;
+  shape.inputs.clear();  // the data lives in the shared buffers, not in the arena
+  impl_->layout(shape, req, 1, true);
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    std::memcpy(req.buffers[b].ipc_handle, buffers[b].handle.data(), p::kIpcHandleBytes);
+    req.buffers[b].ipc_offset = buffers[b].offset;
+  }
   p::Reply reply;
   result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
   result.log = tail_of(impl_->read_log(), 2000);
   return result;
 }
 
-OpResult Worker::bench_prepare(uint64_t seed) {
-  OpResult result;
-  p::Request req;
-  req.op = static_cast<uint32_t>(p::Op::kBenchPrepare);
-  req.seed = seed;
-  p::Reply reply;
-  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
-  return result;
-}
-
-TimedCall Worker::bench_timed(bool launch) {
+TimedCall Worker::bench_timed(const std::function<void()>& open, const std::function<void()>& close) {
   TimedCall t;
   p::Request req;
-  req.op = static_cast<uint32_t>(launch ? p::Op::kBenchTimed : p::Op::kBenchNoop);
+  req.op = static_cast<uint32_t>(p::Op::kBenchTimed);
   p::Reply reply;
   const double t0 = now_ms();
+  open();
   t.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, t.message);
+  if (t.outcome == Outcome::kOk) close();
   t.judge_ms = now_ms() - t0;
   if (t.outcome == Outcome::kOk) {
-    const bool sane = std::isfinite(reply.event_ms) && std::isfinite(reply.host_ms) &&
-                      reply.event_ms >= 0 && reply.host_ms >= 0;
-    if (!sane) {
+    if (!std::isfinite(reply.event_ms) || reply.event_ms < 0) {
       t.outcome = Outcome::kProtocolError;
       t.message = "the worker reported an impossible time";
     }
     t.event_ms = reply.event_ms;
-    t.host_ms = reply.host_ms;
   }
   return t;
-}
-
-OpResult Worker::bench_fetch() {
-  OpResult result;
-  p::Request req;
-  req.op = static_cast<uint32_t>(p::Op::kBenchFetch);
-  p::Reply reply;
-  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
-  if (result.outcome != Outcome::kOk) return result;
-  const OpCall& call = impl_->bench_call;
-  result.guards.assign(reply.guards, reply.guards + call.buffers.size());
-  result.outputs.assign(1, std::vector<Bytes>(call.buffers.size()));
-  for (size_t b = 0; b < call.buffers.size(); ++b) {
-    const BufferSpec& s = call.buffers[b];
-    if (s.role == p::Role::kInput) continue;
-    const char* at = impl_->arena + impl_->bench_req.buffers[b].out_offset;
-    result.outputs[0][b].assign(at, at + s.bytes());
-  }
-  return result;
 }
 
 std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean) {
@@ -632,8 +680,8 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
       fs::remove_all(d, ec);
     }
   } cleanup{dir};
+  // Readable by the (possibly unprivileged) worker, writable by the judge alone.
   ::chmod(dir.c_str(), 0755);
-  if (impl_->drop && ::chown(dir.c_str(), kNobody, kNogroup) != 0) return "";
   std::error_code ec;
   fs::copy_file(impl_->options.path, dir / "worker", ec);
   if (ec) return "";
@@ -660,7 +708,8 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
                                    "--error-exitcode", "86", "--show-backtrace", "device"};
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
   std::vector<std::string> env = worker_environment(dir.string());
-  const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, dir.string());
+  const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, impl_->scratch);
+  if (pid > 0) g_live_workers.insert(pid);
   std::string out;
   if (pid > 0) {
     const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
@@ -671,7 +720,11 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
       ::kill(-pid, SIGKILL);
       ::waitpid(pid, &status, 0);
       out = "  (compute-sanitizer " + tool + " did not finish in time)\n";
-    } else {
+    }
+    ::kill(-pid, SIGKILL);  // whatever the tool's worker left in its process group
+    g_live_workers.erase(pid);
+    kill_strays();
+    if (r == pid) {
       const off_t size = ::lseek(log, 0, SEEK_END);
       std::string text(static_cast<size_t>(std::max<off_t>(size, 0)), '\0');
       if (size > 0 && ::pread(log, text.data(), text.size(), 0) < 0) text.clear();
@@ -716,6 +769,42 @@ std::vector<std::string> Worker::variants() {
 Worker& shared_worker() {
   static Worker worker(worker_options());
   return worker;
+}
+
+int kill_strays() {
+  int killed = 0;
+  const pid_t self = ::getpid();
+  // A stray's own children are reparented here once it dies: go round until none is left.
+  for (int round = 0; round < 20; ++round) {
+    std::vector<pid_t> strays;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+      FILE* f = std::fopen((entry.path() / "stat").c_str(), "r");
+      if (f == nullptr) continue;
+      char buf[512] = {};
+      const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+      std::fclose(f);
+      // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so from the last ')'.
+      const char* close = std::strrchr(buf, ')');
+      if (n == 0 || close == nullptr) continue;
+      char state = 0;
+      long ppid = 0;
+      if (std::sscanf(close + 1, " %c %ld", &state, &ppid) != 2 || ppid != self) continue;
+      const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+      // This process starts nothing but its workers (and their compute-sanitizer), so every
+      // other child is something a worker left behind.
+      if (g_live_workers.count(pid) == 0) strays.push_back(pid);
+    }
+    if (strays.empty()) break;
+    for (pid_t pid : strays) {
+      ::kill(pid, SIGKILL);
+      int status = 0;
+      if (::waitpid(pid, &status, 0) == pid) ++killed;
+    }
+  }
+  return killed;
 }
 
 }  // namespace labkit

@@ -76,8 +76,10 @@ std::string json_quote(const std::string& text) {
 }
 
 JudgeArgs parse_judge_args(int& argc, char** argv) {
-  // A process the worker (same user) cannot open through /proc or trace.
+  // A process the worker (same user) cannot open through /proc or trace; whatever a worker
+  // leaves behind is reparented here (kill_strays).
   ::prctl(PR_SET_DUMPABLE, 0);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   JudgeArgs args;
   WorkerOptions options = worker_options();
   bool seed_stdin = false;
@@ -86,6 +88,8 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     std::string v;
     if (take(argv[i], "--labkit-worker", &v)) {
       options.path = v;
+    } else if (take(argv[i], "--labkit-null-worker", &v)) {
+      options.null_path = v;
     } else if (take(argv[i], "--labkit-results-fd", &v)) {
       args.results_fd = static_cast<int>(parse_u64(v, "--labkit-results-fd"));
     } else if (take(argv[i], "--labkit-seed-stdin", &v)) {

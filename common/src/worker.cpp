@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "labkit/device_fill.hpp"
 #include "labkit/fd_io.hpp"
 #include "labkit/protocol.hpp"
+#include "labkit/sandbox.hpp"
 
 namespace labkit::worker {
 namespace {
@@ -125,12 +127,12 @@ class Runner {
 
   p::Reply handle(const p::Request& req) {
     p::Reply reply;
+    reply.nonce = req.nonce;
     if (req.magic != p::kMagic) return bad(reply, "bad magic");
     if (!arena_.ensure(req.arena_bytes)) return bad(reply, "cannot map the arena");
     const auto op = static_cast<p::Op>(req.op);
     if (op == p::Op::kHello) return hello(reply);
-    if (op != p::Op::kBenchPrepare && op != p::Op::kBenchTimed && op != p::Op::kBenchNoop &&
-        op != p::Op::kBenchFetch) {
+    if (op != p::Op::kBenchTimed) {
       const std::string problem = validate(req, arena_.size());
       if (!problem.empty()) return bad(reply, problem);
     }
@@ -138,10 +140,7 @@ class Runner {
       switch (op) {
         case p::Op::kRun: return run(req, reply);
         case p::Op::kBenchSetup: return bench_setup(req, reply);
-        case p::Op::kBenchPrepare: return bench_prepare(req, reply);
-        case p::Op::kBenchTimed: return bench_timed(reply, true);
-        case p::Op::kBenchNoop: return bench_timed(reply, false);
-        case p::Op::kBenchFetch: return bench_fetch(reply);
+        case p::Op::kBenchTimed: return bench_timed(reply);
         default: return bad(reply, "unknown request");
       }
     } catch (const CudaError& e) {
@@ -176,6 +175,20 @@ class Runner {
       return reply;
     }
     std::snprintf(reply.device, sizeof(reply.device), "%.127s", prop.name);
+    // CUDA is up: from here on the process can only compute and answer (sandbox.hpp). Nothing
+    // of the student's has run yet (the policy refuses global constructors).
+    if (!confined_) {
+      const char* mode = std::getenv("LABKIT_SANDBOX");
+      const bool survey = mode != nullptr && std::strcmp(mode, "survey") == 0;
+      const std::string why = sandbox::confine(survey ? sandbox::Mode::kSurvey : sandbox::Mode::kEnforce);
+      if (!why.empty()) {
+        reply.status = static_cast<uint32_t>(p::Status::kNoDevice);
+        set_message(reply, "the worker could not confine itself: " + why);
+        return reply;
+      }
+      confined_ = survey ? 2 : 1;
+    }
+    reply.confined = confined_;
     reply.n_variants = static_cast<uint32_t>(std::min<size_t>(variants_.size(), p::kMaxVariants));
     for (uint32_t i = 0; i < reply.n_variants; ++i) {
       std::snprintf(reply.variants[i], p::kNameLen, "%s", variants_[i].name.c_str());
@@ -307,76 +320,62 @@ class Runner {
     return reply;
   }
 
-  // ---- benchmarks: buffers live across calls; inputs are regenerated before every call.
+  // ---- benchmarks: the judge owns the buffers (its CUDA context), writes the inputs, poisons
+  // the outputs and reads them back itself; the worker only maps them and calls the launcher.
   p::Reply& bench_setup(const p::Request& req, p::Reply& reply) {
-    bench_variant_ = find(req.variant);
-    if (bench_variant_ == nullptr) {
+    close_bench_buffers();
+    // The calibration worker (no variants: it holds no student code) launches an empty kernel.
+    bench_variant_ = variants_.empty() ? nullptr : find(req.variant);
+    if (bench_variant_ == nullptr && !variants_.empty()) {
       reply.status = static_cast<uint32_t>(p::Status::kUnknownVariant);
       set_message(reply, std::string("no variant named ") + req.variant);
       return reply;
     }
     bench_req_ = req;
-    bench_bufs_.clear();
-    bench_ptrs_.clear();
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
       const p::BufferDesc& d = req.buffers[b];
-      bench_bufs_.push_back(std::make_unique<GuardedBuffer>(p::buffer_bytes(d), g_guard_bytes));
-      bench_ptrs_.push_back(bench_bufs_.back()->data());
-      if (is_input(d.role) && d.source == static_cast<uint32_t>(p::Source::kArena)) {
-        CUDA_CHECK(cudaMemcpy(bench_bufs_.back()->data(), arena_.at(d.in_offset),
-                              p::buffer_bytes(d), cudaMemcpyHostToDevice));
-      }
+      cudaIpcMemHandle_t handle;
+      static_assert(sizeof(handle) == p::kIpcHandleBytes, "protocol::kIpcHandleBytes");
+      std::memcpy(&handle, d.ipc_handle, sizeof(handle));
+      void* base = nullptr;
+      CUDA_CHECK(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess));
+      bench_mapped_.push_back(base);
+      bench_ptrs_.push_back(static_cast<char*>(base) + d.ipc_offset);
     }
     if (bench_stream_ == nullptr) {
-      // Blocking: work sent to the legacy default stream is ordered with the timing events.
+      // Blocking: work sent to the legacy default stream is ordered with the events.
       CUDA_CHECK(cudaStreamCreate(&bench_stream_));
       CUDA_CHECK(cudaEventCreate(&start_));
       CUDA_CHECK(cudaEventCreate(&stop_));
-      int device = 0, l2 = 0;
-      CUDA_CHECK(cudaGetDevice(&device));
-      CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-      flush_ = std::make_unique<DeviceBuffer<char>>(std::max<size_t>(2 * size_t(l2), 8u << 20));
     }
+    bench_ready_ = true;
     CUDA_CHECK(cudaDeviceSynchronize());
     return reply;
   }
 
-  p::Reply& bench_prepare(const p::Request& req, p::Reply& reply) {
-    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
-    for (uint32_t b = 0; b < bench_req_.n_buffers; ++b) {
-      const p::BufferDesc& d = bench_req_.buffers[b];
-      const uint64_t seed = p::buffer_seed(req.seed, b);
-      if (d.source == static_cast<uint32_t>(p::Source::kUniformF32)) {
-        fill_uniform_f32(reinterpret_cast<float*>(bench_ptrs_[b]), d.count, seed,
-                         static_cast<float>(d.lo), static_cast<float>(d.hi), bench_stream_);
-      } else if (d.source == static_cast<uint32_t>(p::Source::kUniformI32)) {
-        fill_uniform_i32(reinterpret_cast<int32_t*>(bench_ptrs_[b]), d.count, seed,
-                         static_cast<int32_t>(d.lo), static_cast<int32_t>(d.hi), bench_stream_);
-      } else if (d.role == static_cast<uint32_t>(p::Role::kOutput)) {
-        fill_pattern32(bench_ptrs_[b], p::buffer_bytes(d) / 4 * 4, kPoisonBits, bench_stream_);
-      }
-    }
-    CUDA_CHECK(cudaMemsetAsync(flush_->get(), 0x5A, flush_->bytes(), bench_stream_));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return reply;
+  void close_bench_buffers() {
+    for (void* base : bench_mapped_) cudaIpcCloseMemHandle(base);
+    bench_mapped_.clear();
+    bench_ptrs_.clear();
+    bench_ready_ = false;
   }
 
-  // Host clock from before the launcher to after a device-wide synchronize: work sent to
-  // another stream, or done on the CPU inside the launcher, is on this clock even when the
-  // events miss it. The judge takes the larger of the two (after subtracting the overhead it
-  // measured with bench_noop) and checks both against its own clock.
-  p::Reply& bench_timed(p::Reply& reply, bool launch) {
-    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
+  // The launcher on the judge's buffers, then a device-wide synchronize. The events are
+  // reported, but the judge's own clock (from before it wrote the inputs to after it copied the
+  // outputs) is what the call is graded on; the events can only make a time longer.
+  p::Reply& bench_timed(p::Reply& reply) {
+    if (!bench_ready_) return bad(reply, "no benchmark set up");
     Call call{bench_req_.params, static_cast<int>(bench_req_.n_params), bench_ptrs_.data(),
               static_cast<int>(bench_req_.n_buffers), bench_stream_};
-    CUDA_CHECK(cudaDeviceSynchronize());
-    const auto t0 = std::chrono::steady_clock::now();
     CUDA_CHECK(cudaEventRecord(start_, bench_stream_));
-    if (launch) bench_variant_->launch(call);
+    if (bench_variant_ != nullptr) {
+      bench_variant_->launch(call);
+    } else {
+      launch_empty_kernel(bench_stream_);
+    }
     const cudaError_t launched = cudaGetLastError();
     CUDA_CHECK(cudaEventRecord(stop_, bench_stream_));
     const cudaError_t ran = cudaDeviceSynchronize();
-    const auto t1 = std::chrono::steady_clock::now();
     if (launched != cudaSuccess || ran != cudaSuccess) {
       const cudaError_t err = launched != cudaSuccess ? launched : ran;
       reply.status = static_cast<uint32_t>(launched != cudaSuccess ? p::Status::kLaunchError
@@ -388,32 +387,19 @@ class Runner {
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     reply.event_ms = ms;
-    reply.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    return reply;
-  }
-
-  p::Reply& bench_fetch(p::Reply& reply) {
-    if (bench_variant_ == nullptr) return bad(reply, "no benchmark set up");
-    for (uint32_t b = 0; b < bench_req_.n_buffers; ++b) {
-      const p::BufferDesc& d = bench_req_.buffers[b];
-      merge(bench_bufs_[b]->check(), reply.guards[b]);
-      if (!is_output(d.role)) continue;
-      if (!arena_.ensure(d.out_offset + p::buffer_bytes(d))) return bad(reply, "arena too small");
-      CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset), bench_ptrs_[b], p::buffer_bytes(d),
-                            cudaMemcpyDeviceToHost));
-    }
     return reply;
   }
 
   const std::vector<Variant>& variants_;
   Arena& arena_;
+  uint32_t confined_ = 0;  // 1: enforced, 2: survey (not confined: never for grading)
   cudaStream_t test_stream_ = nullptr;
   cudaStream_t bench_stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  std::unique_ptr<DeviceBuffer<char>> flush_;
   const Variant* bench_variant_ = nullptr;
+  bool bench_ready_ = false;
   p::Request bench_req_;
-  std::vector<std::unique_ptr<GuardedBuffer>> bench_bufs_;
+  std::vector<void*> bench_mapped_;  // the judge's allocations, mapped here
   std::vector<void*> bench_ptrs_;
 };
 

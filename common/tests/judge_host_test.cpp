@@ -1,9 +1,17 @@
 // The judge's worker client against fake workers (no CUDA, no GPU needed): a reply that is not
-// valid, silence, death, half a reply, impossible times. Each must become a failure of the call
-// in flight, said for what it is, and never a pass.
+// valid, silence, death, half a reply, impossible times, replies out of turn, a worker that is
+// not confined, a daemon left behind. Each must become a failure of the call in flight, said for
+// what it is, and never a pass. And the confinement itself: a worker confined by
+// labkit::sandbox (as every real worker is once CUDA is up) that tries a forbidden call dies
+// with a message naming it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include "labkit/judge.hpp"
 
@@ -57,8 +65,110 @@ TEST(JudgeHost, RejectsAFailedCallThatDoesNotExist) {
 
 TEST(JudgeHost, RejectsImpossibleTimes) {
   Worker w = fake("bad_time");
-  const TimedCall t = w.bench_timed(true);
+  int opened = 0, closed = 0;
+  const TimedCall t = w.bench_timed([&] { ++opened; }, [&] { ++closed; });
   EXPECT_EQ(t.outcome, Outcome::kProtocolError) << t.message;
+  EXPECT_EQ(opened, 1);
+}
+
+TEST(JudgeHost, TheJudgesClockRunsFromOpenToClose) {
+  Worker w = fake("bad_time");
+  const TimedCall t = w.bench_timed(
+      [] { std::this_thread::sleep_for(std::chrono::milliseconds(30)); }, [] {});
+  EXPECT_GE(t.judge_ms, 30.0);
+}
+
+TEST(JudgeHost, ARepliesOutOfTurnAreProtocolErrors) {
+  Worker stale = fake("stale_nonce");
+  const OpResult a = stale.run(small_call());
+  EXPECT_EQ(a.outcome, Outcome::kProtocolError) << a.message;
+  EXPECT_NE(a.message.find("out of turn"), std::string::npos) << a.message;
+  EXPECT_TRUE(a.outputs.empty());
+  Worker twice = fake("two_replies");
+  const OpResult b = twice.run(small_call());
+  // The second reply is seen at once (already in the pipe), or by the next request's nonce.
+  const OpResult c = b.outcome == Outcome::kProtocolError ? b : twice.run(small_call());
+  EXPECT_EQ(c.outcome, Outcome::kProtocolError) << c.message;
+}
+
+TEST(JudgeHost, AWorkerThatIsNotConfinedRunsNothing) {
+  Worker w = fake("unconfined");
+  const OpResult r = w.run(small_call());
+  EXPECT_EQ(r.outcome, Outcome::kNoDevice) << r.message;
+  EXPECT_NE(r.message.find("did not confine itself"), std::string::npos) << r.message;
+}
+
+TEST(JudgeHost, WhatAWorkerLeavesBehindIsKilled) {
+  // The fake forks a daemon (double fork, new session) that creates a file two seconds later,
+  // as a student's code would to rewrite a results file after the grader exits. The judge is a
+  // child subreaper: the daemon is reparented to it and killed after the call.
+  char dir_template[] = "/tmp/labkit-daemon-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string marker = std::string(dir_template) + "/written";
+  OpCall call = small_call();
+  call.variant = marker;
+  {
+    Worker w = fake("daemon");
+    const OpResult r = w.run(call);
+    EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  EXPECT_FALSE(std::filesystem::exists(marker)) << "a process the worker started outlived it";
+  std::error_code ec;
+  std::filesystem::remove_all(dir_template, ec);
+}
+
+// ---- the confinement, for real (x86-64 Linux; no CUDA needed)
+
+struct Attack {
+  const char* variant;
+  const char* syscalls;  // the names the sandbox's message may give, '|'-separated
+};
+
+bool names_one_of(const std::string& message, const std::string& names) {
+  size_t from = 0;
+  while (from <= names.size()) {
+    const size_t bar = names.find('|', from);
+    const std::string name = names.substr(from, bar == std::string::npos ? std::string::npos : bar - from);
+    if (message.find("(" + name + ")") != std::string::npos) return true;
+    if (bar == std::string::npos) break;
+    from = bar + 1;
+  }
+  return false;
+}
+
+class Sandbox : public ::testing::TestWithParam<Attack> {};
+
+TEST_P(Sandbox, AForbiddenCallStopsTheWorkerAndSaysWhich) {
+  Worker w = fake("sandboxed");
+  OpCall call = small_call();
+  call.variant = GetParam().variant;
+  const OpResult r = w.run(call);
+  EXPECT_EQ(r.outcome, Outcome::kCrashed) << r.message << r.log;
+  EXPECT_NE(r.message.find("stopped by the sandbox"), std::string::npos) << r.message;
+  EXPECT_TRUE(names_one_of(r.message, GetParam().syscalls)) << r.message;
+  EXPECT_EQ(r.log.find("was not stopped"), std::string::npos) << r.log;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    JudgeHost, Sandbox,
+    ::testing::Values(Attack{"thread_found_at_run_time", "rt_sigaction|clone3|clone"},
+                      Attack{"fork_raw_syscall", "fork"}, Attack{"executable_memory", "mmap"},
+                      Attack{"mprotect_exec", "mprotect"}, Attack{"open_file", "openat"},
+                      Attack{"socket", "socket"}, Attack{"signal_parent", "kill"},
+                      Attack{"setsid", "setsid"}, Attack{"ptrace", "ptrace"},
+                      Attack{"execve", "execve"}, Attack{"sigio_on_request_pipe", "fcntl"},
+                      Attack{"memfd", "memfd_create"}),
+    [](const ::testing::TestParamInfo<Attack>& info) { return std::string(info.param.variant); });
+
+TEST(JudgeHost, TheSandboxLetsTheWorkerComputeAndAnswer) {
+  Worker w = fake("sandboxed");
+  OpCall call = small_call();
+  call.variant = "allowed";
+  const OpResult r = w.run(call);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message << r.log;
+  EXPECT_NE(r.log.find("allowed calls"), std::string::npos) << r.log;
+  EXPECT_NE(w.sandbox().find("seccomp"), std::string::npos) << w.sandbox();
 }
 
 TEST(JudgeHost, HalfAReplyIsACrashNotAResult) {

@@ -3,8 +3,16 @@
 // flight only, and the next call runs in a fresh worker. Every test skips without a GPU.
 #include <gtest/gtest.h>
 
-#include <string>
+#include <cuda_runtime.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
 
 #include "labkit/check.hpp"
 #include "labkit/gpu.hpp"
@@ -86,9 +94,11 @@ TEST(WorkerGpu, WorkOffTheGivenStreamFailsTheCaptureRule) {
   }
 }
 
-TEST(WorkerGpu, RunsAsAnUnprivilegedUserWhenTheJudgeIsRoot) {
+TEST(WorkerGpu, IsConfinedAndUnprivilegedWhenTheJudgeIsRoot) {
   LABKIT_REQUIRE_GPU();
   const std::string sandbox = shared_worker().sandbox();
+  EXPECT_TRUE(contains(sandbox, "seccomp")) << sandbox;
+  EXPECT_FALSE(contains(sandbox, "SURVEY")) << sandbox;
   if (::geteuid() == 0) {
     EXPECT_TRUE(contains(sandbox, "uid 65534")) << sandbox;
   } else {
@@ -96,22 +106,54 @@ TEST(WorkerGpu, RunsAsAnUnprivilegedUserWhenTheJudgeIsRoot) {
   }
 }
 
-// The host clock catches work the stream's events miss.
-TEST(WorkerGpu, HostClockSeesWorkHiddenFromTheStreamsEvents) {
+// A launcher that finds fork at run time (no import the policy could see) is stopped by the
+// sandbox, and the next call runs in a fresh worker.
+TEST(WorkerGpu, TheSandboxStopsAForkFoundAtRunTime) {
+  LABKIT_REQUIRE_GPU();
+  const std::string forked = failure("forks", {64, 64, 8, 1, 1});
+  EXPECT_TRUE(contains(forked, "stopped by the sandbox")) << forked;
+  EXPECT_TRUE(contains(forked, "(fork)") || contains(forked, "(clone)")) << forked;
+  EXPECT_TRUE(mm::check("correct", {64, 64, 8, 1, 1}));
+}
+
+// The judge's buffers, shared with the worker by CUDA IPC, for the timing tests below.
+struct Shared {
+  std::vector<std::unique_ptr<GuardedBuffer>> bufs;
+  std::vector<SharedBuffer> handles;
+  explicit Shared(const OpCall& call) {
+    for (const BufferSpec& b : call.buffers) {
+      bufs.push_back(std::make_unique<GuardedBuffer>(b.bytes()));
+      fill_uniform_f32(reinterpret_cast<float*>(bufs.back()->data()), b.count, 7, -1.0f, 1.0f, nullptr);
+      cudaIpcMemHandle_t h;
+      EXPECT_EQ(cudaIpcGetMemHandle(&h, bufs.back()->allocation()), cudaSuccess);
+      SharedBuffer s;
+      std::memcpy(s.handle.data(), &h, sizeof(h));
+      s.offset = bufs.back()->guard();
+      handles.push_back(s);
+    }
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+};
+
+// The judge's clock sees work the stream's events miss (here: the product runs on the
+// per-thread default stream), and the output it copies is the worker's.
+TEST(WorkerGpu, TheJudgesClockSeesWorkHiddenFromTheStreamsEvents) {
   LABKIT_REQUIRE_GPU();
   Worker worker(worker_options());
-  OpCall call = mm::spec("side_stream", {2048, 2048, 2048, 1, 1}).call;
-  call.inputs.clear();
-  for (auto& b : call.buffers) {
-    if (b.role == protocol::Role::kInput) b.source = protocol::Source::kUniformF32;
-  }
-  ASSERT_TRUE(worker.bench_setup(call).ok());
-  ASSERT_TRUE(worker.bench_prepare(11).ok());
-  const TimedCall t = worker.bench_timed(true);
+  const OpCall call = mm::spec("side_stream", {2048, 2048, 2048, 1, 1}).call;
+  Shared shared(call);
+  ASSERT_TRUE(worker.bench_setup(call, shared.handles).ok());
+  const TimedCall t = worker.bench_timed([] {}, [] {});
   ASSERT_EQ(t.outcome, Outcome::kOk) << t.message;
   // A 2048^3 product takes milliseconds; the events on `stream` see next to none of it.
-  EXPECT_GT(t.host_ms, 1.2 * t.event_ms + 0.5) << "event " << t.event_ms << " host " << t.host_ms;
-  EXPECT_GE(t.judge_ms, t.host_ms);
+  EXPECT_GT(t.judge_ms, 1.2 * t.event_ms + 0.5) << "event " << t.event_ms << " judge " << t.judge_ms;
+  const std::vector<float> c = [&] {
+    std::vector<float> host(2048 * 2048);
+    EXPECT_EQ(cudaMemcpy(host.data(), shared.bufs[2]->data(), host.size() * 4, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return host;
+  }();
+  EXPECT_NE(bits_of(c[0]), kPoisonBits);
 }
 
 TEST(SanitizerGpu, MemcheckNamesTheKernelAndLine) {

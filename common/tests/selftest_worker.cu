@@ -1,6 +1,9 @@
 // A worker whose "student" launchers misbehave on purpose, one way each: the harness's own
 // tests (protocol_test.cpp) check that the judge reports every fault, survives it, and that
 // the timing sees work hidden from the stream's events.
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "labkit/ops/matmul_worker.hpp"
@@ -90,6 +93,14 @@ void shared_racy(const float* A, const float* B, float* C, int M, int N, int K, 
   shared_kernel<<<dim3((N + 255) / 256, M), 256, 0, s>>>(A, B, C, M, N, K, true);
 }
 
+// Looks up fork at run time (no import) and calls it: the sandbox must stop the worker.
+void forks(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t s) {
+  using Fork = int (*)();
+  auto f = reinterpret_cast<Fork>(dlsym(RTLD_DEFAULT, "fork"));
+  if (f != nullptr && f() == 0) _exit(0);
+  launch(A, B, C, M, N, K, s, 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,5 +120,6 @@ int main(int argc, char** argv) {
                                   {"bad_config", &bad_config},
                                   {"shared_ok", &shared_ok},
                                   {"shared_racy", &shared_racy},
+                                  {"forks", &forks},
                               }));
 }

@@ -117,6 +117,10 @@ class GuardedBuffer {
 
   char* data() { return storage_.get() + guard_; }
   size_t bytes() const { return bytes_; }
+  // The whole allocation (canaries included) and where data() starts in it: what the benchmark
+  // judge shares with the worker by CUDA IPC.
+  char* allocation() { return storage_.get(); }
+  size_t guard() const { return guard_; }
 
   GuardReport check() const {
     GuardReport r;

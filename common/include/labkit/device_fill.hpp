@@ -18,5 +18,15 @@ void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int
 void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
+// One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
+// and the wait for it are part of every timed call's overhead).
+void launch_empty_kernel(cudaStream_t stream);
+// How many elements differ from what fill_uniform_* wrote with these arguments, or between two
+// buffers (32-bit words of `bytes`, bytes % 4 == 0); synchronises `stream`.
+uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
+                               cudaStream_t stream);
+uint64_t count_not_uniform_i32(const int32_t* a, size_t count, uint64_t seed, int32_t lo,
+                               int32_t hi, cudaStream_t stream);
+uint64_t count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream);
 
 }  // namespace labkit

@@ -3,7 +3,9 @@
 // a sticky CUDA error): the request in flight fails, the next one gets a fresh worker.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@ namespace labkit {
 
 struct WorkerOptions {
   std::string path;            // the worker binary
+  std::string null_path;       // the calibration worker (no student code): labkit_null_worker
   double call_timeout_s = 60;  // one request; a hang is killed after this
   std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
@@ -75,9 +78,15 @@ struct OpResult {
 struct TimedCall {
   Outcome outcome = Outcome::kOk;
   std::string message;
-  double event_ms = 0;  // the worker's events around the launcher
-  double host_ms = 0;   // the worker's host clock, to after a device-wide sync
-  double judge_ms = 0;  // this process's clock around the whole request
+  double event_ms = 0;  // the worker's events around the launcher (untrusted: only a floor)
+  double judge_ms = 0;  // this process's clock from before `open` to after `close`
+};
+
+// A device allocation of the judge's that the worker maps (CUDA IPC): the handle of the whole
+// allocation, and where the buffer starts in it.
+struct SharedBuffer {
+  std::array<char, protocol::kIpcHandleBytes> handle{};
+  uint64_t offset = 0;
 };
 
 class Worker {
@@ -89,18 +98,21 @@ class Worker {
 
   OpResult run(const OpCall& call);
 
-  // Benchmarks: one shape set up once, then prepare/timed/fetch per call.
-  OpResult bench_setup(const OpCall& call);  // inputs[0] holds constant (kArena) inputs
-  OpResult bench_prepare(uint64_t seed);
-  TimedCall bench_timed(bool launch = true);
-  OpResult bench_fetch();                    // outputs[0][b]
+  // Benchmarks: the judge's buffers (one per call.buffers entry) mapped once, then one timed
+  // call at a time. The judge's clock runs from before `open` (the judge writes the fresh
+  // inputs there) to after `close` (it copies the outputs there): anything the worker does
+  // to produce them happens inside it. Every request carries a fresh nonce; a reply out of
+  // turn is a protocol error.
+  OpResult bench_setup(const OpCall& call, const std::vector<SharedBuffer>& buffers);
+  TimedCall bench_timed(const std::function<void()>& open, const std::function<void()>& close);
 
   // Re-runs `call` in a fresh worker under compute-sanitizer (`tool`: memcheck, racecheck) and
   // returns its findings, "" when it found nothing; `clean` is set when the tool ran and
   // reported no error.
   std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr);
 
-  // "uid 65534 (dropped from root)" or "same user as the judge"; the GPU the worker sees.
+  // "seccomp, uid 65534 (dropped from root)" or "seccomp, same user as the judge"; the GPU the
+  // worker sees.
   std::string sandbox();
   std::string device();
   std::vector<std::string> variants();
@@ -112,5 +124,10 @@ class Worker {
 
 // The judge's one worker, started on first use with worker_options().
 Worker& shared_worker();
+
+// Kills every process this judge has adopted (it is a child subreaper: whatever a worker
+// started and left behind is reparented here) except the live workers'. Called after every
+// worker ends; returns how many it killed.
+int kill_strays();
 
 }  // namespace labkit

@@ -1,7 +1,9 @@
 // The judge <-> worker wire format. The worker runs the student's code; the judge holds the
 // reference, the comparison and the clock. Messages are fixed-size plain structs sent over
-// pipes; bulk data (inputs, outputs) lives in a shared memory arena both processes map.
-// The judge checks every field of every reply: a worker is untrusted.
+// pipes. Correctness tests move their bulk data (inputs, outputs) through a shared memory
+// arena both processes map; benchmarks through device buffers the judge owns and shares with
+// the worker by CUDA IPC. Every request carries a fresh nonce the reply must echo. The judge
+// checks every field of every reply: a worker is untrusted.
 #pragma once
 
 #include <cstddef>
@@ -9,7 +11,7 @@
 
 namespace labkit::protocol {
 
-inline constexpr uint32_t kMagic = 0x4C424B32u;  // "LBK2"
+inline constexpr uint32_t kMagic = 0x4C424B33u;  // "LBK3"
 inline constexpr int kMaxParams = 16;
 inline constexpr int kMaxBuffers = 8;
 inline constexpr int kMaxCalls = 8;
@@ -22,13 +24,12 @@ inline constexpr int kReplyFd = 4;
 inline constexpr int kArenaFd = 5;
 
 enum class Op : uint32_t {
-  kHello = 1,         // initialise CUDA; reply: device, variant names
-  kRun = 2,           // correctness: `calls` input sets from the arena, outputs back into it
-  kBenchSetup = 3,    // allocate one benchmark shape's buffers; constant inputs from the arena
-  kBenchPrepare = 4,  // fresh generated inputs from `seed`, poisoned outputs, L2 flushed, idle
-  kBenchTimed = 5,    // one timed launcher call: events and host clock, device-wide sync
-  kBenchNoop = 6,     // the same without the launcher (calibrates the timing overhead)
-  kBenchFetch = 7,    // copy the outputs into the arena
+  kHello = 1,       // initialise CUDA, then confine the process (sandbox.hpp); reply: device,
+                    // variant names, whether it is confined
+  kRun = 2,         // correctness: `calls` input sets from the arena, outputs back into it
+  kBenchSetup = 3,  // map one benchmark shape's buffers (the judge's, by CUDA IPC handle)
+  kBenchTimed = 5,  // call the launcher once on those buffers, device-wide sync, reply; the
+                    // judge's clock around it is the time (the events only ever lengthen it)
   kQuit = 8,
 };
 
@@ -41,6 +42,8 @@ enum class Source : uint32_t {
   kUniformI32 = 2,   // benchmark: fresh per call, labkit::uniform_i32(seed, i, lo, hi) on device
 };
 
+inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
+
 struct BufferDesc {
   uint32_t role = 0;        // Role
   uint32_t elem_size = 0;   // bytes per element: 1, 2, 4 or 8
@@ -50,6 +53,10 @@ struct BufferDesc {
   uint32_t source = 0;      // Source
   uint32_t reserved = 0;
   double lo = 0, hi = 0;    // generator range (benchmark sources)
+  // kBenchSetup: the judge's device allocation holding this buffer, and where in it the
+  // buffer starts (past the canary zone).
+  char ipc_handle[kIpcHandleBytes] = {};
+  uint64_t ipc_offset = 0;
 };
 
 enum Flags : uint32_t {
@@ -67,7 +74,7 @@ struct Request {
   int64_t params[kMaxParams] = {};
   BufferDesc buffers[kMaxBuffers] = {};
   uint64_t arena_bytes = 0;  // the arena's current size (the worker remaps when it grew)
-  uint64_t seed = 0;         // kBenchPrepare
+  uint64_t nonce = 0;        // fresh per request; the reply echoes it
 };
 
 enum class Status : uint32_t {
@@ -96,9 +103,9 @@ struct Reply {
   char message[1024] = {};
   GuardInfo guards[kMaxBuffers] = {};  // worst over the calls, per buffer
   uint32_t inputs_changed = 0;         // bit b: input buffer b differed after some call
-  uint32_t reserved = 0;
-  double event_ms = 0;        // kBenchTimed/kBenchNoop: between events on the stream
-  double host_ms = 0;         // and on the host clock, to after a device-wide sync
+  uint32_t confined = 0;               // kHello: 1 when the seccomp filter is in force
+  uint64_t nonce = 0;                  // the request's
+  double event_ms = 0;        // kBenchTimed: between events on the stream (never trusted alone)
   char device[128] = {};
   uint32_t n_variants = 0;
   char variants[kMaxVariants][kNameLen] = {};
