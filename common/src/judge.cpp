@@ -117,7 +117,8 @@ std::vector<std::string> worker_environment(const std::string& home) {
   // LABKIT_SANDBOX=survey measures the allow-list (sandbox.hpp); the grader never sets it (its
   // judges get a scrubbed environment), and a worker in survey mode says so in its hello.
   for (const char* keep : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH",
-                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LABKIT_SANDBOX"}) {
+                           "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "LABKIT_SANDBOX",
+                           "LABKIT_SANDBOX_LOG"}) {
     if (const char* v = std::getenv(keep)) env.push_back(std::string(keep) + "=" + v);
   }
   return env;

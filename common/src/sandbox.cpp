@@ -21,6 +21,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #endif
 
@@ -213,14 +214,15 @@ struct Line {
     if (neg) digits[k++] = '-';
     while (k > 0 && n < sizeof(buf) - 1) buf[n++] = digits[--k];
   }
-  void emit() {
+  void emit(int fd = 2) {
     buf[n++] = '\n';
-    ssize_t ignored = ::write(2, buf, n);
+    ssize_t ignored = ::write(fd, buf, n);
     (void)ignored;
   }
 };
 
 Mode g_mode = Mode::kEnforce;
+int g_survey_fd = 2;  // survey mode: LABKIT_SANDBOX_LOG when set (opened before the filter)
 
 void on_sigsys(int, siginfo_t* info, void* context) {
   const long nr = info->si_syscall;
@@ -235,12 +237,12 @@ void on_sigsys(int, siginfo_t* info, void* context) {
     if (nr == SYS_clone || nr == SYS_clone3 || nr == SYS_fork || nr == SYS_vfork) {
       // A new thread or process cannot start from a signal handler's trampoline.
       line.put(") refused with EAGAIN");
-      line.emit();
+      line.emit(g_survey_fd);
       r[REG_RAX] = -EAGAIN;
       return;
     }
     line.put(") carried out");
-    line.emit();
+    line.emit(g_survey_fd);
     r[REG_RAX] = labkit_sandbox_trampoline(nr, r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10],
                                            r[REG_R8], r[REG_R9]);
     return;
@@ -268,6 +270,12 @@ const char* syscall_name(long nr) {
 
 std::string confine(Mode mode) {
   g_mode = mode;
+  if (mode == Mode::kSurvey) {
+    if (const char* log = std::getenv("LABKIT_SANDBOX_LOG")) {
+      const int fd = ::open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+      if (fd >= 0) g_survey_fd = fd;
+    }
+  }
   struct sigaction sa {};
   sa.sa_sigaction = on_sigsys;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;
