@@ -4,15 +4,23 @@
 //   fresh for every call), the work (FLOP, minimum bytes), and the baseline: the vendor
 //   library, or a measured-bandwidth roof, run in the judge's own process on the same inputs.
 //
-// For each timed call the framework: draws fresh inputs in the worker (a new seed each call,
-// so no result can be cached or replayed), poisons the outputs, flushes L2, times the launcher
-// with events on its stream AND with the host clock to after a device-wide synchronize (work
-// escaping the stream or done on the CPU is counted), checks both against the judge's own
-// clock, fetches the outputs and verifies them against the baseline's on the same inputs (a
-// wrong call is an error, never a time), then times the baseline after its own L2 flush.
-// It stops when the ratio's 95% interval is narrow, and reports Google Benchmark counters:
+// The judge owns every device buffer of a benchmark and shares it with the worker by CUDA IPC.
+// For each timed call the framework, in the judge: poisons the outputs and fills the in-out
+// buffers (workspaces: scratch) with fresh garbage; then, ON ITS OWN CLOCK, writes the fresh
+// inputs (a new seed each call, so no result can be cached or replayed), flushes L2, asks the
+// worker for one launcher call (a fresh nonce; the worker synchronises the device and answers),
+// and copies the outputs into its own memory; the clock stops there. The time is that window
+// minus the same window measured on a calibration worker that holds no student code (median,
+// resampled beside every call); the worker's own events can only make it longer. Work the
+// worker defers past its answer is either inside the window or missing from the copied output.
+// Then it checks the canaries and that every input is as it wrote it, verifies the copied
+// output against the baseline on the same inputs (a wrong call is an error, never a time), and
+// times the baseline after its own L2 flush. It stops when the ratio's 95% interval is narrow,
+// and reports Google Benchmark counters:
 //   ratio, ratio_lo, ratio_hi   baseline time / student time (medians) and its interval
-//   GFLOPS, baseline_GFLOPS, GBps, baseline_GBps, student_ms, baseline_ms, *_iqr, samples
+//   GFLOPS, baseline_GFLOPS, GBps, baseline_GBps, student_ms, baseline_ms, *_iqr, samples,
+//   overhead_ms (the calibrated window), untimed_work_calls (calls whose window held clearly
+//   more than the worker's events: work off the stream or on the CPU)
 // Smoke mode (--smoke) runs few calls at small sizes; without a GPU the program exits 77.
 #pragma once
 

@@ -224,14 +224,14 @@ bench::Spec benchmark(const std::string& variant, const std::string& label, cons
                  ho = sh.h_out(), wo = sh.w_out();
   using protocol::Role;
   using protocol::Source;
-  // The workspace is declared an input drawn fresh (garbage) for every call: it is regenerated
-  // on the device before each call and never copied back (it can be gigabytes).
+  // The workspace is scratch (in-out): the judge fills it with fresh garbage before every call,
+  // off the clock, and never copies it back (it can be gigabytes).
   s.call.buffers = {
       {"x", Role::kInput, 4, sh.x_count(), {n, ci, h, w}, Source::kUniformF32, kXLo, kXHi},
       {"w", Role::kInput, 4, sh.w_count(), {co, ci, k, k}, Source::kUniformF32, kWLo, kWHi},
       {"bias", Role::kInput, 4, co, {co}, Source::kUniformF32, 0.5, 1.5},  // unused: no bias
       {"y", Role::kOutput, 4, sh.y_count(), {n, co, ho, wo}},
-      {"workspace", Role::kInput, 4, workspace, {workspace}, Source::kUniformF32, -100.0, 100.0}};
+      {"workspace", Role::kInOut, 4, workspace, {workspace}}};
   s.flop = sh.flop();
   s.bytes = 4.0 * double(sh.x_count() + sh.w_count() + sh.y_count());
   s.counters = {{"workspace_MB", 4.0 * double(workspace) / 1e6}};
