@@ -11,7 +11,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from grader import runner, setup
+from grader import elf, manifest, runner, setup
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.manifest import MANIFEST_NAME
 from grader.results import BuildResult
@@ -264,8 +264,60 @@ def build_targets(build_dir: Path, targets: list, jobs: int | None = None) -> Bu
         return BuildResult(ok=False, seconds=proc.seconds, log=_trim(proc.output, 40),
                            hint=f"the build did not finish within {BUILD_TIMEOUT_S} s")
     ok = proc.returncode == 0
+    if ok:
+        refused = check_linked_workers(build_dir, targets)
+        if refused:
+            return BuildResult(ok=False, seconds=proc.seconds, log="", hint=refused)
     return BuildResult(ok=ok, seconds=proc.seconds, log="" if ok else _relevant_log(proc.output),
                        hint="" if ok else explain_build_failure(proc.output))
+
+
+WORKER_MEMORY_WHY = ("memory that is both writable and executable lets a program write machine "
+                     "code and then run it, past every check made on your compiled object, so "
+                     "the worker was not run (an executable .note.GNU-stack section, or a "
+                     "section with flags \"awx\", in your file does this: remove it)")
+
+
+def worker_memory_problem(path: Path) -> str | None:
+    """Why a linked worker must not run (an executable stack, a writable and executable
+    segment), or None. Its program headers are read by grader/elf.py; a file that cannot be
+    read is refused too."""
+    try:
+        problems = elf.executable_memory_problems(path)
+    except elf.ElfError as e:
+        return f"the worker {path.name} cannot be checked ({e}), so it was not run"
+    if not problems:
+        return None
+    return (f"the worker linked from your file was refused: {'; '.join(problems)}. "
+            f"{WORKER_MEMORY_WHY[0].upper()}{WORKER_MEMORY_WHY[1:]}")
+
+
+def check_linked_workers(build_dir: Path, targets: list) -> str | None:
+    """After a build: every worker among `targets` (the binaries that link a student's
+    object, found in the build's manifest) is checked for writable and executable memory
+    before anything can run it. A refused worker is deleted, so that nothing runs it later
+    without linking (and so checking) it again. Returns the first refusal, or None."""
+    workers = [t for t in targets if str(t).endswith("_worker")]
+    if not workers:
+        return None
+    try:
+        labs = manifest.load_manifest(build_dir).labs.values()
+    except GraderError as e:
+        return f"the worker could not be checked after linking ({e.message}), so it was not run"
+    by_target = {lab.worker.target: lab.worker.path for lab in labs}
+    for target in workers:
+        path = by_target.get(target)
+        if path is None:
+            return (f"the build's {MANIFEST_NAME} does not list {target}, so it cannot be "
+                    f"checked and was not run")
+        problem = worker_memory_problem(path)
+        if problem:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+            return problem
+    return None
 
 
 # GNU ld: "undefined reference to `f(int)'"; lld and mold: "undefined symbol: f(int)".

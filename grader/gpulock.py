@@ -1,27 +1,134 @@
-"""One timed run on a GPU at a time: an advisory file lock shared by graders on one machine.
+"""One timed run on a GPU at a time: an advisory file lock shared by one user's graders.
 
 Correctness tests hold it shared (they may run side by side); a benchmark holds it
-exclusively, so no other grader's test or benchmark runs on the GPU while it is timed."""
+exclusively, so no other grader's test or benchmark runs on the GPU while it is timed.
+
+The lock is per user: a file in a directory this user owns with mode 0700
+($XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that is set, a directory, owned by us and private;
+else /tmp/cuda-labs-<uid>/gpu.lock). A shared lock in /tmp could be created first, or held
+forever, by any other user, and so block or stall every grading on the machine. The price:
+graders of DIFFERENT users on one machine do not coordinate through it (their benchmarks may
+overlap); run one user's graders per GPU (grader/batch.py points them all at one lock with
+LABS_GPU_LOCK).
+
+LABS_GPU_LOCK names another lock file (grader/batch.py uses one per GPU, in /tmp by default):
+it gets the same checks: the file is opened with O_NOFOLLOW (a symbolic link is refused) and
+must be a regular file owned by this user (fstat); its directory must be ours and writable by
+no one else, or sticky like /tmp (where only the file's owner can replace it). Anything else
+raises GpuLockError, and nothing runs."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import stat
 from pathlib import Path
 
-DEFAULT_LOCK = Path(os.environ.get("LABS_GPU_LOCK", "/tmp/cuda-labs-gpu.lock"))
+from grader.errors import EXIT_USAGE, GraderError
+
+LOCK_NAME = "cuda-labs-gpu.lock"
+
+
+class GpuLockError(GraderError):
+    """The lock file or its directory is not safely ours."""
+
+    def __init__(self, message: str):
+        super().__init__(message, EXIT_USAGE)
+
+
+def _private_dir_ok(path: str, uid: int) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(st.st_mode) and st.st_uid == uid
+            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def default_lock_path() -> Path:
+    """LABS_GPU_LOCK, else $XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that directory is ours and
+    private, else /tmp/cuda-labs-<uid>/gpu.lock (the directory made on first use)."""
+    override = os.environ.get("LABS_GPU_LOCK")
+    if override:
+        return Path(override)
+    uid = os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime) and _private_dir_ok(runtime, uid):
+        return Path(runtime) / LOCK_NAME
+    return Path(f"/tmp/cuda-labs-{uid}") / "gpu.lock"
+
+
+# The path gpu_lock() uses when none is given: None means default_lock_path(), read at each
+# call (so LABS_GPU_LOCK set after import counts). Tests patch this to a file of their own.
+DEFAULT_LOCK: Path | None = None
+
+
+def _ensure_dir(directory: Path, uid: int) -> None:
+    """The lock's directory: made 0700 when missing; refused when it is a link or not a
+    directory, or when someone else could replace the lock file in it: it must be ours and
+    writable by no one else, or sticky (like /tmp, for a LABS_GPU_LOCK there: in a sticky
+    directory only the file's owner may remove or rename it, and the file is checked below)."""
+    try:
+        os.makedirs(directory, 0o700, exist_ok=True)
+    except OSError as e:
+        raise GpuLockError(f"GPU lock: cannot create the directory {directory}: "
+                           f"{os.strerror(e.errno)}") from None
+    try:
+        st = os.lstat(directory)
+    except OSError as e:
+        raise GpuLockError(f"GPU lock: cannot read {directory}: {os.strerror(e.errno)}") from None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise GpuLockError(f"GPU lock: {directory} is not a directory (a symbolic link or a "
+                           f"file): refused; remove it or set LABS_GPU_LOCK")
+    sticky = bool(st.st_mode & stat.S_ISVTX)
+    if st.st_uid != uid and not (sticky and st.st_uid == 0):
+        raise GpuLockError(f"GPU lock: {directory} belongs to uid {st.st_uid}, not to this user "
+                           f"({uid}): refused (another user could hold or replace the lock); "
+                           f"remove it or set LABS_GPU_LOCK")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not sticky:
+        raise GpuLockError(f"GPU lock: {directory} is writable by other users (mode "
+                           f"{stat.S_IMODE(st.st_mode):o}): refused; chmod 700 it or set "
+                           f"LABS_GPU_LOCK")
+
+
+def open_lock(path: Path) -> int:
+    """A descriptor of the lock file, opened without following a link, and checked: a regular
+    file owned by this user in a directory that is ours and private."""
+    uid = os.getuid()
+    path = Path(path)
+    _ensure_dir(path.parent, uid)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+                     | os.O_NONBLOCK, 0o600)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise GpuLockError(f"GPU lock: {path} is a symbolic link: refused") from None
+        raise GpuLockError(f"GPU lock: cannot open {path}: {os.strerror(e.errno)}") from None
+    st = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(st.st_mode):
+        problem = "is not a regular file"
+    elif st.st_uid != uid:
+        problem = f"belongs to uid {st.st_uid}, not to this user ({uid})"
+    if problem:
+        os.close(fd)
+        raise GpuLockError(f"GPU lock: {path} {problem}: refused")
+    return fd
 
 
 @contextlib.contextmanager
 def gpu_lock(shared: bool = False, path: Path | None = None):
-    path = path or DEFAULT_LOCK
+    path = Path(path or DEFAULT_LOCK or default_lock_path())
     if os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1":
         shared = False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+    fd = open_lock(path)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

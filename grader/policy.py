@@ -5,17 +5,25 @@ compile_commands.json. Students may be hostile: they try to earn points without 
 work, for instance by copying a cached answer inside the launcher, by replacing a function of
 the harness or of the CUDA runtime with their own (interposition), by running code before the
 worker's main() drops its privileges, or by pulling the hidden tests or the reference solution
-into their file at compile time. Six rules, each a `Violation.rule`:
+into their file at compile time. Seven rules, each a `Violation.rule`:
 
   import       every undefined symbol of the object (what it calls or uses) must be on an
                allowlist: nvcc's launch machinery, the C++ runtime, printing, host math and a
                side-effect-free subset of the CUDA runtime (see DEFAULT_ALLOW_IMPORTS).
   definition   no global definition that could replace or intercept something else in the
                worker: C-linkage functions, names reserved for the compiler, the C and C++
-               libraries and CUDA, the harness's namespaces, the global operator new/delete.
+               libraries and CUDA, the harness's namespaces, the global operator new/delete;
+               no definition, weak or strong, of a symbol the system libraries the worker
+               links export (libstdc++, libc, libm, libgcc_s) unless it is a template
+               instantiation; no weak definition in a namespace the student does not own
+               outside a COMDAT section group.
   constructor  nothing runs before main() (or after it) except nvcc's own registration
                of the kernels and, for <iostream> with GCC 12 and older, std::ios_base::Init.
-  syscall      no raw system call instruction in host code (it would bypass the import rule).
+  syscall      no raw system call instruction in host code (it would bypass the import rule),
+               in every section the linker places into executable memory.
+  device       (per lab, [policy] forbid_device_instructions) no tensor-core instruction and
+               no 16-bit (or 8-bit) floating-point math or conversion in the kernels' SASS
+               (cuobjdump -sass): the labs teach FP32 on CUDA cores.
   include      every file the source pulls in is the source itself, one of the lab's
                interface headers, or a system/toolkit header that is not a vendor or harness
                library header (see DEFAULT_FORBID_INCLUDES).
@@ -23,7 +31,9 @@ into their file at compile time. Six rules, each a `Violation.rule`:
                #embed, the assembler's .include, or assembler macros that could spell them).
 
 The import, definition, constructor and syscall rules read the objects (binutils: nm, readelf,
-objdump, c++filt). The include and source rules read the sources and run the compiler's
+objdump, c++filt; section headers and groups with grader/elf.py); the device rule reads the
+kernels' machine code with the CUDA toolkit's cuobjdump (see find_cuobjdump: when it is needed
+and missing, the check cannot run and nothing is run). The include and source rules read the sources and run the compiler's
 preprocessor with the exact compile command from compile_commands.json; they need no object,
 so the grader may call check_submission(objects=[], ...) BEFORE building, so that a build
 log can never show a student the lines of a file they should not have included.
@@ -49,6 +59,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader import elf as elfheaders
 from grader import runner
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 
@@ -98,6 +109,8 @@ DEFAULT_ALLOW_IMPORTS = (
     "std::overflow_error::*", "std::underflow_error::*",
     # Containers and strings: the out-of-line parts the library exports.
     "std::_Rb_tree_*", "std::_Hash_bytes*", "std::__detail::_Prime_rehash_policy::*",
+    "std::allocator<char>::allocator()", "std::allocator<char>::~allocator()",
+    "__libc_single_threaded",        # read by shared_ptr's reference counting (GCC 12+)
     "std::__detail::_List_node_base::*", "std::__cxx11::basic_string<*",
     "*std::__cxx11::basic_string<*>::_M_*",
     # The heap: the same as operator new.
@@ -303,7 +316,8 @@ _DROP = ("-c", "--compile", "-MD", "-MMD", "-MP", "-M", "-MM", "-E", "--preproce
 
 _COMPILER_LAUNCHERS = ("ccache", "sccache", "distcc", "icecc")
 
-_RULE_ORDER = ("source", "include", "import", "definition", "constructor", "syscall")
+_RULE_ORDER = ("source", "include", "import", "definition", "constructor", "syscall",
+               "device")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,6 +330,9 @@ class PolicyRules:
     allow_imports: tuple = ()     # added to the allowlist
     forbid_imports: tuple = ()    # rejected even when allowed (beats every allow pattern)
     forbid_includes: tuple = ()   # added to DEFAULT_FORBID_INCLUDES
+    # Families of device instructions refused in the kernels' SASS (DEVICE_FAMILIES):
+    # "tensor_cores", "low_precision". Empty: the device rule does not run (no cuobjdump).
+    forbid_device_instructions: tuple = ()
 
     @staticmethod
     def from_toml(table: dict, where: str) -> "PolicyRules":
@@ -333,12 +350,17 @@ class PolicyRules:
                 raise GraderError(f"{where}: '{key}' must be a list of non-empty patterns "
                                   f"(strings), got {value!r}")
             values[key] = tuple(value)
+        unknown = [f for f in values["forbid_device_instructions"] if f not in DEVICE_FAMILIES]
+        if unknown:
+            raise GraderError(f"{where}: 'forbid_device_instructions' names an unknown family "
+                              f"'{unknown[0]}' (known: {', '.join(DEVICE_FAMILIES)})")
         return PolicyRules(**values)
 
 
 @dataclasses.dataclass
 class Violation:
-    rule: str        # "import" | "definition" | "constructor" | "syscall" | "include" | "source"
+    rule: str        # "import" | "definition" | "constructor" | "syscall" | "device" |
+                     # "include" | "source"
     symbol: str      # the offending symbol (demangled), path or text
     message: str     # one sentence a student can act on
 
@@ -379,9 +401,11 @@ def check_submission(objects: list, sources: list, interface_headers: list,
     for obj in objects:
         elf = _read_object(Path(obj))
         found += _check_imports(elf, rules)
-        found += _check_definitions(elf)
+        found += _check_definitions(elf, library_exports())
         found += _check_constructors(elf)
         found += _check_syscalls(elf)
+        if rules.forbid_device_instructions:
+            found += _check_device_code(Path(obj), rules.forbid_device_instructions)
     violations, seen = [], set()
     for v in sorted(found, key=lambda v: _RULE_ORDER.index(v.rule)):  # stable: keeps file order
         if (v.rule, v.symbol, v.message) not in seen:   # the same import in two objects: once
@@ -501,8 +525,9 @@ class _Elf:
     """One object file as the rules need it, read once with nm, readelf and objdump."""
 
     def __init__(self, path: Path, symbols: list, sections: list, elf_symbols: list,
-                 relocs: dict, insns: dict):
+                 relocs: dict, insns: dict, comdat: frozenset = frozenset()):
         self.path = path
+        self.comdat = comdat                            # section indices (text) in COMDAT groups
         self.symbols = symbols                          # [_Sym] from nm
         self.sections = {s.name: s for s in sections}   # name -> _Section
         self.section_by_index = {s.index: s.name for s in sections}
@@ -600,6 +625,7 @@ def _read_object(path: Path) -> _Elf:
         raise GraderError(f"policy check: {path} is not an ELF object file "
                           f"({'it is empty' if not magic else 'unknown format'})", EXIT_INTERNAL)
     nm, readelf, objdump = _tool("nm"), _tool("readelf"), _tool("objdump")
+    headers = _elf_headers(path)
 
     # nm: what the object defines and uses, with the letters the rules speak in.
     symbols = []
@@ -640,9 +666,38 @@ def _read_object(path: Path) -> _Elf:
             a = int(addend, 16)
             current.append(_Reloc(int(offset, 16), rtype, sym, -a if sign == "-" else a))
 
-    # objdump: every instruction of the executable sections, with its relocations.
-    insns, section, last = {}, None, None
-    out = _run_tool([objdump, "-dr", "--no-show-raw-insn", str(path)], f"objdump {path.name}")
+    # objdump: every instruction of the executable sections, with its relocations; then the
+    # sections that are not flagged executable but that the linker places into code all the
+    # same (a `.section .text.foo,"a"` lands in .text), disassembled whatever their flags.
+    insns = {}
+    _parse_objdump(_run_tool([objdump, "-dr", "--no-show-raw-insn", str(path)],
+                             f"objdump {path.name}"), insns)
+    for name in sorted({s.name for s in headers.sections
+                        if elfheaders.lands_in_code(s) and not s.execinstr and s.size
+                        and s.type != 8}):                  # 8: SHT_NOBITS, nothing to run
+        _parse_objdump(_run_tool([objdump, "-Dr", "--no-show-raw-insn", "-j", name, str(path)],
+                                 f"objdump -j {name} {path.name}"), insns)
+    sizes = {s.name: s.size for s in sections}
+    for section, lst in insns.items():
+        for a, b in zip(lst, lst[1:]):
+            a.next_addr = b.addr
+        if lst:
+            lst[-1].next_addr = max(sizes.get(section, 0), lst[-1].addr + 1)
+    comdat = frozenset(str(i) for i in headers.comdat_sections())
+    return _Elf(path, symbols, sections, elf_symbols, relocs, insns, comdat)
+
+
+def _elf_headers(path: Path):
+    """The object's section headers and groups, read by grader/elf.py."""
+    try:
+        return elfheaders.read(path)
+    except elfheaders.ElfError as e:
+        raise GraderError(f"policy check: {e}", EXIT_INTERNAL) from None
+
+
+def _parse_objdump(out: str, insns: dict) -> None:
+    """objdump -d/-D output into insns (section -> [_Insn])."""
+    section, last = None, None
     for line in out.splitlines():
         m = _OBJDUMP_SECTION.match(line)
         if m:
@@ -664,13 +719,6 @@ def _read_object(path: Path) -> _Elf:
             last = _Insn(section, int(m.group(1), 16), body.strip(),
                          int(cm.group(1), 16) if cm else None, [])
             insns[section].append(last)
-    sizes = {s.name: s.size for s in sections}
-    for section, lst in insns.items():
-        for a, b in zip(lst, lst[1:]):
-            a.next_addr = b.addr
-        if lst:
-            lst[-1].next_addr = max(sizes.get(section, 0), lst[-1].addr + 1)
-    return _Elf(path, symbols, sections, elf_symbols, relocs, insns)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -865,6 +913,11 @@ def outer_name(symbol: str) -> str | None:
         return None
 
 
+# The placement forms of operator new/delete (<new>): inline, never replaceable, not exported
+# by the library; GCC keeps them out of line (weak, in a COMDAT group) at -O0.
+_PLACEMENT_FORMS = ("_ZnwmPv", "_ZnamPv", "_ZdlPvS_", "_ZdaPvS_", "_ZnwjPv", "_ZnajPv")
+
+
 def _exact_names(patterns) -> set:
     return {p for p in patterns if not any(c in p for c in "*?[")}
 
@@ -882,11 +935,84 @@ def _known_c_function(name: str) -> bool:
         probe, DEFAULT_ALLOW_IMPORTS)
 
 
-def _definition_problem(sym: _Sym, elf_type: str) -> str | None:
-    """Why a global definition is not allowed, or None."""
+# ---------------------------------------------------------------------------------------------
+# What the system libraries the worker links export (libstdc++, libc, libm, libgcc_s): a
+# definition in the student's object of one of these names would be preferred to the library's
+# own by the dynamic linker, for the whole worker (the library's internal calls through its PLT
+# included). Read once per process from their dynamic symbol tables.
+# ---------------------------------------------------------------------------------------------
+
+SYSTEM_LIBRARIES = ("libstdc++.so.6", "libc.so.6", "libm.so.6", "libgcc_s.so.1")
+_REQUIRED_LIBRARIES = ("libstdc++.so.6", "libc.so.6")
+_EXPORTS: dict = {}
+
+
+def library_exports() -> dict:
+    """Symbol name (no version) -> the system library that exports it, for the libraries of
+    SYSTEM_LIBRARIES as the host compiler (g++) finds them. Cached per process. Raises
+    GraderError when libstdc++ or libc cannot be found: without them the rule cannot run."""
+    if _EXPORTS:
+        return _EXPORTS
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        raise GraderError("'g++' was not found on PATH: the policy check reads the C++ library "
+                          "it links (Debian/Ubuntu: apt-get install g++)", EXIT_USAGE)
+    nm, found = _tool("nm"), {}
+    for lib in SYSTEM_LIBRARIES:
+        proc = runner.run([compiler, f"-print-file-name={lib}"], TOOL_TIMEOUT_S, cap=64 * 1024)
+        path = proc.stdout.strip()
+        if proc.returncode != 0 or not os.path.isabs(path) or not os.path.isfile(path):
+            if lib in _REQUIRED_LIBRARIES:
+                raise GraderError(f"policy check: {compiler} does not know where {lib} is "
+                                  f"({path or proc.output.strip()[:200]})", EXIT_INTERNAL)
+            continue
+        listing = _run_tool([nm, "-D", "--defined-only", path], f"nm -D {lib}")
+        for line in listing.splitlines():
+            parts = line.split()
+            if len(parts) >= 3:
+                found.setdefault(parts[-1].split("@", 1)[0], lib)
+    _EXPORTS.update(found)
+    return _EXPORTS
+
+
+_OPERATOR_TOKENS = re.compile(r"operator(?:<<=|>>=|<=>|<<|>>|<=|>=|->\*|->|<|>|\(\))")
+_DEMANGLED_PREFIXES = re.compile(
+    r"^(?:(?:vtable|VTT|typeinfo|typeinfo name|construction vtable|guard variable|"
+    r"TLS init function|TLS wrapper function|transaction clone|reference temporary #\d+|"
+    r"non-virtual thunk|virtual thunk|covariant return thunk) (?:for|to) )+")
+
+
+def is_template_instance(demangled: str) -> bool:
+    """True when a demangled name is (a member of) a template instantiation: a template
+    argument list in its qualified name, not only in its parameter list
+    ('std::vector<int>::push_back(int const&)', 'std::ctype<char>::do_widen(char) const',
+    'int std::min<int>(...)'; not 'std::chrono::_V2::steady_clock::now()' nor
+    'std::foo(std::vector<int>)'). Non-template functions have no return type in their
+    mangling, so the name starts the text."""
+    text = _DEMANGLED_PREFIXES.sub("", demangled)
+    text = _OPERATOR_TOKENS.sub("operator@", text)
+    text = re.sub(r"\boperator [^(]*", "operator@", text)    # conversion operators
+    depth = 0
+    for c in text:
+        if c == "<":
+            return True
+        if c == "(" and depth == 0:
+            return False                                     # the parameter list starts
+        depth += c == "["
+        depth -= c == "]"                                    # [abi:cxx11] tags
+    return False
+
+
+def _definition_problem(sym: _Sym, elf_type: str, exports: dict | None = None,
+                        in_comdat: bool | None = None) -> str | None:
+    """Why a global definition is not allowed, or None. `exports`: library_exports() (None
+    skips that check); `in_comdat`: whether its section is a member of a COMDAT section group
+    (None: unknown, that check is skipped)."""
     name = sym.name.split("@", 1)[0]
     weak = sym.kind in "WVuv"
     shown = _short(sym.demangled)
+    library = (exports or {}).get(name)
+    loose_weak = weak and in_comdat is False             # weak outside any COMDAT group
     if not name.startswith("_Z"):                        # C linkage, or a global variable
         if any(fnmatch.fnmatchcase(name, p) for p in NVCC_GLOBAL_DEFINITIONS):
             return None
@@ -906,6 +1032,10 @@ def _definition_problem(sym: _Sym, elf_type: str) -> str | None:
             return (f"defines the global variable {name}: names beginning with '_', 'cuda' or "
                     f"'cu' are reserved for the compiler, the C library and CUDA; rename it or "
                     f"make it static")
+        if library:
+            return (f"defines {name}, a name that the system library {library} exports: a "
+                    f"global definition would replace the library's own for the whole worker "
+                    f"(interposition); rename it or make it static")
         return None                                      # an ordinary global variable
     outer = outer_name(name)
     if outer is None:
@@ -920,31 +1050,51 @@ def _definition_problem(sym: _Sym, elf_type: str) -> str | None:
         return (f"defines {shown} in namespace {outer}::, which belongs to a library this lab "
                 f"does not allow: write the code yourself")
     if outer in _GLOBAL_OPERATORS.values():
+        if name in _PLACEMENT_FORMS and weak and in_comdat:
+            return None          # <new>'s inline placement new/delete, kept out of line at -O0
         return (f"defines {shown}, which would replace the global allocator for the whole "
                 f"worker: not allowed")
     if outer == "<built-in type>":
         return f"defines {shown}, which belongs to the C++ runtime: not allowed"
+    if library and not is_template_instance(sym.demangled):
+        return (f"defines {shown}, which the system library {library} already exports: "
+                f"{'a weak or strong' if weak else 'a'} definition would replace the library's "
+                f"own for the whole worker (interposition), which is not allowed")
     if outer in WEAK_OK_NAMESPACES:
+        if loose_weak:
+            return (f"defines {shown} in namespace {outer}:: as a weak symbol outside a COMDAT "
+                    f"group (__attribute__((weak)) or by hand): it could replace the library's "
+                    f"own definition, which is not allowed")
         if weak:
             return None                                  # an instantiation of a library template
         return (f"defines {shown} in namespace {outer}::, which belongs to the C++ or CUDA "
                 f"library: specialising or replacing library code is not allowed")
-    if RESERVED_RE.match(outer) and not weak:
-        return (f"defines {shown}: names beginning with '_', 'cuda' or 'cu' are reserved for "
-                f"the compiler, the C++ library and CUDA; rename it")
+    if RESERVED_RE.match(outer):
+        if loose_weak:
+            return (f"defines {shown} as a weak symbol outside a COMDAT group "
+                    f"(__attribute__((weak)) or by hand): names beginning with '_', 'cuda' or "
+                    f"'cu' are reserved for the compiler, the C++ library and CUDA, and a weak "
+                    f"definition could replace theirs; rename it")
+        if not weak:
+            return (f"defines {shown}: names beginning with '_', 'cuda' or 'cu' are reserved "
+                    f"for the compiler, the C++ library and CUDA; rename it")
     return None
 
 
-def _check_definitions(elf: _Elf) -> list:
-    types = {}
+def _check_definitions(elf: _Elf, exports: dict | None = None) -> list:
+    types, comdat = {}, {}
     for s in elf.elf_symbols:
         if s.bind != "LOCAL" and s.ndx != "UND":
             types.setdefault(s.name, s.type)
+            # A name defined twice (weak in a group, again outside it): the worse one counts.
+            if elf.comdat is not None:                   # None: not known (canned tests)
+                comdat[s.name] = comdat.get(s.name, True) and s.ndx in elf.comdat
     out = []
     for sym in elf.symbols:
         if sym.undefined or sym.local or sym.kind == "i":   # ifuncs: the constructor rule
             continue
-        problem = _definition_problem(sym, types.get(sym.name, ""))
+        problem = _definition_problem(sym, types.get(sym.name, ""), exports,
+                                      None if elf.comdat is None else comdat.get(sym.name, False))
         if problem:
             out.append(Violation("definition", sym.demangled, problem))
     return out
@@ -1164,6 +1314,14 @@ def _check_constructors(elf: _Elf) -> list:
 
 # ---------------------------------------------------------------------------------------------
 # Rule: raw system calls
+#
+# A first filter, not the boundary: the real boundary is the seccomp filter of the worker
+# process (common/src/worker.cpp), which refuses the system calls themselves however they are
+# made. This rule tells a student early, and by name, that a hand-written `syscall` will not
+# do. It reads every section the linker places into executable memory: the sections flagged
+# executable, and those with a name the linker script puts into .text/.init/.fini/.plt whatever
+# their flags (grader/elf.py: lands_in_code), disassembled by _read_object. It never scans raw
+# bytes for patterns: data in honest nvcc output may hold any byte sequence.
 # ---------------------------------------------------------------------------------------------
 
 def _syscall_instruction(text: str) -> str | None:
@@ -1523,4 +1681,153 @@ def _check_source_text(source: Path, preprocessed: str | None) -> list:
         out.append(Violation("source", needle,
                              f"{source.name} contains {what}: reading files at compile time is "
                              f"not allowed"))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: device code (the kernels' SASS, read with cuobjdump -sass)
+#
+# The labs teach FP32 on CUDA cores. A lab's [policy] forbid_device_instructions names the
+# families refused in its kernels' machine code:
+#   tensor_cores   every matrix-multiply-accumulate opcode: HMMA (wmma and mma.sync on half,
+#                  bf16 and tf32), IMMA, BMMA, DMMA, HGMMA/IGMMA/BGMMA/QGMMA (wgmma), OMMA,
+#                  and any later *MMA opcode
+#   low_precision  packed half/bfloat16 math (HADD2, HMUL2, HFMA2, HMNMX2, HSETP2, HSET2, their
+#                  .F32/.BF16_V2/.MMA forms), conversions to or from 16- and 8-bit floats
+#                  (F2FP.*, F2F/I2F/F2I with an F16, BF16, E4M3, E5M2... type), and any opcode
+#                  with such a type
+# What nvcc 13.0 emits for sm_90 (policy_fixtures/bad_device_*.cu): wmma on half ->
+# HMMA.16816.F32; wmma tf32 -> HMMA.1684.F32.TF32; mma.sync tf32 -> HMMA.1688.F32.TF32; wmma
+# s8 -> IMMA.16816.S8.S8; wmma double -> DMMA.8x8x4; __hfma2/__hadd2/__hmul2/__hmax2 ->
+# HFMA2(.MMA), HADD2, HMUL2, HMNMX2; bf16 __hfma2 -> HFMA2.MMA.BF16_V2; __float2half ->
+# F2FP.F16.F32.PACK_AB; __float2bfloat16 -> F2FP.BF16.F32.PACK_AB; __half2float ->
+# HADD2.F32; __hlt -> HSETP2; __hle2 -> HSET2(.BF); __double2half -> F2F.F16.F64; int to half
+# -> I2F.F16; half to int -> F2I.F16; fp8 -> F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C.
+# One exception: ptxas moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`
+# (zero times zero plus a constant) in plain FP32 code; that form computes nothing and passes.
+# ---------------------------------------------------------------------------------------------
+
+DEVICE_FAMILIES = ("tensor_cores", "low_precision")
+CUOBJDUMP_INSTALL = "scripts/install-deps"       # puts NVIDIA's wheel into build/tools/venv
+TOOLS_VENV = Path(__file__).resolve().parents[1] / "build" / "tools" / "venv"
+
+_SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
+_SASS_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P[0-9T]+\s+)?"
+                        r"([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*([^;]*);?")
+_LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2)?|TF32|U?E\d+M\d+)$")
+_HALF_OP = re.compile(r"^H[A-Z]+2$")                # HADD2 HMUL2 HFMA2 HMNMX2 HSETP2 HSET2
+_NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan|"
+                     r"\+INF|-INF|\+QNAN|-QNAN|0x[0-9a-f]+)$", re.I)
+
+
+def device_family(opcode: str, operands: str = "") -> str | None:
+    """The family of DEVICE_FAMILIES a SASS instruction belongs to, or None.
+    `opcode` with its modifiers (HFMA2.MMA.BF16_V2), `operands` as cuobjdump prints them."""
+    parts = opcode.split(".")
+    base, mods = parts[0], parts[1:]
+    if base.endswith("MMA"):
+        return "tensor_cores"
+    if base == "HFMA2":
+        ops = [o.strip() for o in operands.split(",")]
+        if (len(ops) >= 4 and ops[1] in ("-RZ", "RZ") and ops[2] in ("-RZ", "RZ")
+                and all(_NUMBER.match(o) for o in ops[3:])):
+            return None                              # a constant moved into a register
+    if _HALF_OP.match(base) or base == "F2FP" or any(_LOW_TYPES.match(m) for m in mods):
+        return "low_precision"
+    return None
+
+
+def find_cuobjdump() -> str | None:
+    """cuobjdump, in this order: PATH; the CUDA toolkit's bin/ beside the nvcc in use (PATH's,
+    else /usr/local/cuda); NVIDIA's wheel (nvidia-cuda-cuobjdump, with nvidia-cuda-nvdisasm
+    beside it) in the grader's tools venv (build/tools/venv, where scripts/install-deps puts
+    it), then in this Python's environment. None when there is none."""
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    nvcc = shutil.which("nvcc") or os.path.join(DEFAULT_CUDA_ROOT, "bin", "nvcc")
+    for bindir in dict.fromkeys([os.path.dirname(nvcc), os.path.dirname(_real(nvcc))]):
+        candidate = os.path.join(bindir, "cuobjdump")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    roots = [str(p) for p in sorted(TOOLS_VENV.glob("lib/python3*/site-packages"))]
+    for root in dict.fromkeys(roots + _python_site_dirs()):
+        for candidate in sorted(Path(root).glob("nvidia/cu*/bin/cuobjdump"), reverse=True):
+            if os.access(candidate, os.X_OK) and (candidate.parent / "nvdisasm").is_file():
+                return str(candidate)
+    return None
+
+
+def _python_site_dirs() -> list:
+    """This Python's site-packages folders (where `pip install` puts a wheel)."""
+    import site
+    import sys
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    if hasattr(site, "getusersitepackages"):
+        dirs.append(site.getusersitepackages())
+    return dirs + [p for p in sys.path if p.endswith("site-packages")]
+
+
+def _cuobjdump_missing(detail: str) -> GraderError:
+    return GraderError(f"policy check: {detail}: this lab's device-code rule needs it (it reads "
+                       f"your kernels' machine code); install it with: {CUOBJDUMP_INSTALL}",
+                       EXIT_USAGE)
+
+
+def _read_sass(path: Path) -> str:
+    """cuobjdump -sass of an object; '' when it holds no device code."""
+    tool = find_cuobjdump()
+    if tool is None:
+        raise _cuobjdump_missing("cuobjdump (the CUDA toolkit's, or NVIDIA's wheel "
+                                 "nvidia-cuda-cuobjdump) was not found")
+    bindir = os.path.dirname(tool)
+    env = {"LC_ALL": "C", "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    proc = runner.run([tool, "-sass", str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env=env)
+    if proc.timed_out:
+        raise GraderError(f"policy check: cuobjdump did not finish within {TOOL_TIMEOUT_S} s",
+                          EXIT_INTERNAL)
+    if proc.returncode != 0:
+        if "does not contain device code" in proc.output:
+            return ""
+        if "nvdisasm" in proc.output:
+            raise _cuobjdump_missing(f"{tool} cannot run without nvdisasm "
+                                     f"({_short(proc.output.strip(), 200)})")
+        raise GraderError(f"policy check: cuobjdump -sass {path.name} failed: "
+                          f"{_short(proc.output.strip(), 500)}", EXIT_INTERNAL)
+    return proc.stdout
+
+
+_DEVICE_MESSAGES = {
+    "tensor_cores": ("uses the tensor-core instruction {op} in kernel {kernel}: this lab is "
+                     "about FP32 on CUDA cores, so tensor cores (wmma, mma.sync, wgmma) are not "
+                     "allowed"),
+    "low_precision": ("uses the 16-bit floating-point instruction {op} in kernel {kernel}: "
+                      "this lab is about FP32 on CUDA cores, so half/bfloat16 (or 8-bit) math "
+                      "and conversions to such types are not allowed"),
+}
+
+
+def _check_device_code(path: Path, families) -> list:
+    sass = _read_sass(path)
+    hits, kernel = [], "?"
+    for line in sass.splitlines():
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if not m:
+            continue
+        family = device_family(m.group(2), m.group(3))
+        if family in families:
+            hits.append((kernel, m.group(2), family))
+    names = _demangle([k for k, _, _ in hits])
+    out, seen = [], set()
+    for kernel, op, family in hits:
+        if (kernel, op) in seen:
+            continue
+        seen.add((kernel, op))
+        shown = _short(names.get(kernel, kernel), 100)
+        out.append(Violation("device", f"{op} in {shown}",
+                             _DEVICE_MESSAGES[family].format(op=op, kernel=shown)))
     return out

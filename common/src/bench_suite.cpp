@@ -7,6 +7,7 @@
 #include <string>
 
 #include <benchmark/benchmark.h>
+#include <cuda.h>
 
 #include "labkit/bench.hpp"
 #include "labkit/check.hpp"
@@ -44,49 +45,81 @@ std::string worker_problem(const std::string& when, Outcome o, const std::string
   return os.str();
 }
 
-// The benchmark's device buffers: the judge's own allocations (canary zones around each), which
-// the worker maps by CUDA IPC. The judge writes every input and reads every output itself, so
-// the worker never holds the data before the judge's clock starts, and what is verified is what
-// the judge copied out when its clock stopped.
+// The size of the device allocation that holds `ptr` (cuMemGetAddressRange, found through the
+// runtime: the judges do not link the driver library, so they still start without a GPU).
+size_t allocation_size(const void* ptr) {
+  using Range = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
+  static Range range = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
+                                                cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+      throw std::runtime_error("the CUDA driver has no cuMemGetAddressRange");
+    }
+    return reinterpret_cast<Range>(fn);
+  }();
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  if (range(&base, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return 0;
+  return reinterpret_cast<CUdeviceptr>(ptr) == base ? size : 0;
+}
+
+// A benchmark's device buffers: the worker's allocations (its launcher runs on its own memory),
+// mapped here by CUDA IPC. The judge writes every input and reads every output itself, so the
+// worker never holds the data before the judge's clock starts, and what is verified is what the
+// judge copied out when its clock stopped. The judge checks each allocation's size and writes
+// the canary zones itself: nothing of the layout is taken on the worker's word.
 class SharedBuffers {
  public:
-  explicit SharedBuffers(const OpCall& call) : call_(call) {
+  SharedBuffers(const OpCall& call, Worker& w, const std::string& whose) : call_(call) {
+    std::vector<SharedBuffer> handles;
+    const OpResult setup = w.bench_setup(call, &handles);
+    if (!setup.ok()) throw Failed(worker_problem("setting up " + whose, setup.outcome, setup.message));
     const size_t n = call.buffers.size();
-    bufs_.reserve(n);
     constants_.resize(n);
     captures_.resize(n);
     for (size_t b = 0; b < n; ++b) {
       const BufferSpec& spec = call.buffers[b];
-      bufs_.push_back(std::make_unique<GuardedBuffer>(spec.bytes()));
+      cudaIpcMemHandle_t handle;
+      std::memcpy(&handle, handles[b].handle.data(), sizeof(handle));
+      void* base = nullptr;
+      if (cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess) != cudaSuccess) {
+        cudaGetLastError();
+        throw Failed(whose + " handed over a buffer the judge cannot map (" + spec.name + ")");
+      }
+      mapped_.push_back(static_cast<char*>(base));
+      const size_t need = round_to_words(spec.bytes()) + 2 * protocol::kGuardBytes;
+      if (allocation_size(base) < need) {
+        throw Failed(whose + " handed over a buffer " + spec.name + " smaller than asked for");
+      }
+      write_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes);
       if (constant(b)) {
         const Bytes& bytes = call.inputs.at(0).at(b);
         if (bytes.size() != spec.bytes()) throw Failed("the constant input " + spec.name + " has the wrong size");
-        CUDA_CHECK(cudaMemcpy(bufs_[b]->data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+        CUDA_CHECK(cudaMemcpy(data(b), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
         constants_[b] = DeviceBuffer<char>(spec.bytes());
-        CUDA_CHECK(cudaMemcpy(constants_[b].get(), bufs_[b]->data(), spec.bytes(), cudaMemcpyDeviceToDevice));
+        CUDA_CHECK(cudaMemcpy(constants_[b].get(), data(b), spec.bytes(), cudaMemcpyDeviceToDevice));
       }
       if (spec.role == protocol::Role::kOutput) captures_[b] = DeviceBuffer<char>(spec.bytes());
-      SharedBuffer shared;
-      cudaIpcMemHandle_t handle;
-      CUDA_CHECK(cudaIpcGetMemHandle(&handle, bufs_[b]->allocation()));
-      std::memcpy(shared.handle.data(), &handle, sizeof(handle));
-      shared.offset = bufs_[b]->guard();
-      shared_.push_back(shared);
     }
     CUDA_CHECK(cudaDeviceSynchronize());
   }
-
-  const std::vector<SharedBuffer>& shared() const { return shared_; }
+  ~SharedBuffers() {
+    for (char* base : mapped_) cudaIpcCloseMemHandle(base);
+  }
+  SharedBuffers(const SharedBuffers&) = delete;
+  SharedBuffers& operator=(const SharedBuffers&) = delete;
 
   // Off the clock: poison in the outputs, fresh garbage in scratch buffers (a benchmark's
   // in-out buffers are workspaces: nothing may survive in them from one call to the next).
   void reset(uint64_t seed, cudaStream_t s) {
-    for (size_t b = 0; b < bufs_.size(); ++b) {
+    for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
       if (spec.role == protocol::Role::kOutput) {
-        fill_pattern32(bufs_[b]->data(), spec.bytes() / 4 * 4, kPoisonBits, s);
+        fill_pattern32(data(b), spec.bytes() / 4 * 4, kPoisonBits, s);
       } else if (spec.role == protocol::Role::kInOut) {
-        fill_uniform_i32(reinterpret_cast<int32_t*>(bufs_[b]->data()), spec.bytes() / 4,
+        fill_uniform_i32(reinterpret_cast<int32_t*>(data(b)), spec.bytes() / 4,
                          mix_seed(seed, 0x5C7A7C40 + b), -(1 << 30), 1 << 30, s);
       }
     }
@@ -94,15 +127,15 @@ class SharedBuffers {
 
   // On the clock: the fresh inputs (drawn from `seed`, as the baseline draws them).
   void draw(uint64_t seed, cudaStream_t s) {
-    for (size_t b = 0; b < bufs_.size(); ++b) {
+    for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       if (spec.role != protocol::Role::kInput) continue;
       if (spec.source == protocol::Source::kUniformF32) {
-        fill_uniform_f32(reinterpret_cast<float*>(bufs_[b]->data()), spec.count, bs,
+        fill_uniform_f32(reinterpret_cast<float*>(data(b)), spec.count, bs,
                          static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
       } else if (spec.source == protocol::Source::kUniformI32) {
-        fill_uniform_i32(reinterpret_cast<int32_t*>(bufs_[b]->data()), spec.count, bs,
+        fill_uniform_i32(reinterpret_cast<int32_t*>(data(b)), spec.count, bs,
                          static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       }
     }
@@ -110,17 +143,17 @@ class SharedBuffers {
 
   // On the clock: the outputs into the judge's own memory.
   void capture(cudaStream_t s) {
-    for (size_t b = 0; b < bufs_.size(); ++b) {
+    for (size_t b = 0; b < mapped_.size(); ++b) {
       if (captures_[b].get() == nullptr) continue;
-      CUDA_CHECK(cudaMemcpyAsync(captures_[b].get(), bufs_[b]->data(), captures_[b].bytes(),
+      CUDA_CHECK(cudaMemcpyAsync(captures_[b].get(), data(b), captures_[b].bytes(),
                                  cudaMemcpyDeviceToDevice, s));
     }
   }
 
   // What was captured, per buffer (empty for all but the outputs).
   std::vector<Bytes> outputs() {
-    std::vector<Bytes> out(bufs_.size());
-    for (size_t b = 0; b < bufs_.size(); ++b) {
+    std::vector<Bytes> out(mapped_.size());
+    for (size_t b = 0; b < mapped_.size(); ++b) {
       if (captures_[b].get() == nullptr) continue;
       out[b].resize(captures_[b].bytes());
       CUDA_CHECK(cudaMemcpy(out[b].data(), captures_[b].get(), out[b].size(), cudaMemcpyDeviceToHost));
@@ -131,9 +164,9 @@ class SharedBuffers {
   // After the call: every canary intact, every input as the judge wrote it. "" or what is wrong.
   std::string check(uint64_t seed, cudaStream_t s) {
     std::string problems;
-    for (size_t b = 0; b < bufs_.size(); ++b) {
+    for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
-      const GuardReport g = bufs_[b]->check();
+      const GuardReport g = check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes);
       protocol::GuardInfo info;
       info.before = g.before;
       info.after = g.after;
@@ -144,12 +177,12 @@ class SharedBuffers {
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       uint64_t changed = 0;
       if (constant(b)) {
-        changed = count_differences(bufs_[b]->data(), constants_[b].get(), spec.bytes() / 4 * 4, s);
+        changed = count_differences(data(b), constants_[b].get(), spec.bytes() / 4 * 4, s);
       } else if (spec.source == protocol::Source::kUniformF32) {
-        changed = count_not_uniform_f32(reinterpret_cast<const float*>(bufs_[b]->data()), spec.count,
+        changed = count_not_uniform_f32(reinterpret_cast<const float*>(data(b)), spec.count,
                                         bs, static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
       } else if (spec.source == protocol::Source::kUniformI32) {
-        changed = count_not_uniform_i32(reinterpret_cast<const int32_t*>(bufs_[b]->data()), spec.count,
+        changed = count_not_uniform_i32(reinterpret_cast<const int32_t*>(data(b)), spec.count,
                                         bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       }
       if (changed > 0) {
@@ -162,16 +195,16 @@ class SharedBuffers {
   }
 
  private:
+  char* data(size_t b) { return mapped_[b] + protocol::kGuardBytes; }
   bool constant(size_t b) const {
     return call_.buffers[b].role == protocol::Role::kInput &&
            call_.buffers[b].source == protocol::Source::kArena;
   }
 
   const OpCall& call_;
-  std::vector<std::unique_ptr<GuardedBuffer>> bufs_;
+  std::vector<char*> mapped_;                  // the worker's allocations, mapped here
   std::vector<DeviceBuffer<char>> constants_;  // the judge's private copy of constant inputs
   std::vector<DeviceBuffer<char>> captures_;   // where the outputs are copied on the clock
-  std::vector<SharedBuffer> shared_;
 };
 
 // One timed call on the judge's clock: from before it writes the fresh inputs (and flushes L2)
@@ -193,23 +226,23 @@ TimedCall timed_call(Worker& w, SharedBuffers& bufs, L2Flusher& flusher, uint64_
       });
 }
 
-// The calibration worker: the same protocol, buffers and judge-side work, no student code.
+// The calibration worker: the same protocol and judge-side work on buffers of the same sizes,
+// no student code.
 class Calibration {
  public:
-  Calibration(const OpCall& call, SharedBuffers& bufs) : worker_([] {
-    WorkerOptions o = worker_options();
-    if (o.null_path.empty()) throw Failed("no calibration worker (--labkit-null-worker)");
-    o.path = o.null_path;
-    o.sanitizer.clear();
-    return o;
-  }()) {
-    const OpResult setup = worker_.bench_setup(call, bufs.shared());
-    if (!setup.ok()) throw Failed(worker_problem("setting up the calibration worker", setup.outcome, setup.message));
-  }
+  explicit Calibration(const OpCall& call)
+      : worker_([] {
+          WorkerOptions o = worker_options();
+          if (o.null_path.empty()) throw Failed("no calibration worker (--labkit-null-worker)");
+          o.path = o.null_path;
+          o.sanitizer.clear();
+          return o;
+        }()),
+        bufs_(call, worker_, "the calibration worker") {}
 
   // One more overhead sample.
-  void sample(SharedBuffers& bufs, L2Flusher& flusher, uint64_t seed, cudaStream_t s) {
-    const TimedCall t = timed_call(worker_, bufs, flusher, seed, s);
+  void sample(L2Flusher& flusher, uint64_t seed, cudaStream_t s) {
+    const TimedCall t = timed_call(worker_, bufs_, flusher, seed, s);
     if (t.outcome != Outcome::kOk) throw Failed(worker_problem("a calibration call", t.outcome, t.message));
     samples_.push_back(t.judge_ms);
   }
@@ -217,23 +250,22 @@ class Calibration {
 
  private:
   Worker worker_;
+  SharedBuffers bufs_;
   std::vector<double> samples_;
 };
 
 void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   Worker& w = shared_worker();
   Stream stream;
-  SharedBuffers bufs(spec.call);
-  const OpResult setup = w.bench_setup(spec.call, bufs.shared());
-  if (!setup.ok()) throw Failed(worker_problem("setting up", setup.outcome, setup.message));
+  SharedBuffers bufs(spec.call, w, "the worker");
   std::unique_ptr<Baseline> baseline = spec.baseline();
   L2Flusher flusher;
   EventTimer timer(stream);
   const uint64_t base_seed = mix_seed(test_seed(), std::hash<std::string>{}(spec.name));
-  Calibration calibration(spec.call, bufs);
-  for (int i = 0; i < 7; ++i) calibration.sample(bufs, flusher, mix_seed(base_seed, 1000 + i), stream);
+  Calibration calibration(spec.call);
+  for (int i = 0; i < 7; ++i) calibration.sample(flusher, mix_seed(base_seed, 1000 + i), stream);
 
-  std::vector<double> student, base, ratios;
+  std::vector<double> student, base, ratios, events, windows;
   int escapes = 0;
   const int min_samples = smoke ? 2 : spec.min_samples;
   const int max_samples = smoke ? 2 : spec.max_samples;
@@ -247,7 +279,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
     const std::string broken = bufs.check(seed, stream);
     if (!broken.empty()) throw Failed(call_name + ": " + broken);
     // The overhead drifts with the machine: one calibration call beside every timed one.
-    calibration.sample(bufs, flusher, mix_seed(base_seed, 5000 + i), stream);
+    calibration.sample(flusher, mix_seed(base_seed, 5000 + i), stream);
     const double judged = t.judge_ms - calibration.overhead_ms();
     if (judged > t.event_ms * 1.5 + 0.050) ++escapes;  // work the worker's events missed
     const double s_ms = std::max({judged, t.event_ms, 1e-6});
@@ -267,6 +299,8 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
     if (i < (smoke ? 0 : spec.warmup)) continue;
     student.push_back(s_ms);
     base.push_back(b_ms);
+    events.push_back(t.event_ms);
+    windows.push_back(judged);
     ratios.push_back(b_ms / s_ms);
     const int n = static_cast<int>(student.size());
     const double elapsed =
@@ -300,6 +334,8 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["baseline_iqr"] = relative_iqr(base);
   c["samples"] = static_cast<double>(student.size());
   c["overhead_ms"] = calibration.overhead_ms();
+  c["judged_ms"] = median(windows);       // the judge's window less the overhead
+  c["worker_event_ms"] = median(events);  // the worker's events (a floor, never trusted alone)
   c["untimed_work_calls"] = escapes;
   for (const auto& [name, value] : spec.counters) c[name] = value;
   state.SetLabel(spec.baseline_name);

@@ -179,8 +179,8 @@ int full_wave_blocks(Kernel kernel, int threads) {
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   const int sms = labkit::gpu_status().sm_count;
   if (per_sm < 1 || sms < 1) {
-    throw std::runtime_error("no resident blocks per SM (" + std::to_string(per_sm) + ") or no SMs (" +
-                             std::to_string(sms) + ")");
+    throw std::runtime_error("no resident blocks per SM (" + std::to_string(per_sm) +
+                             ") or no SMs (" + std::to_string(sms) + ")");
   }
   return per_sm * sms;
 }

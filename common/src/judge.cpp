@@ -626,23 +626,20 @@ OpResult Worker::run(const OpCall& call) {
   return result;
 }
 
-OpResult Worker::bench_setup(const OpCall& call, const std::vector<SharedBuffer>& buffers) {
+OpResult Worker::bench_setup(const OpCall& call, std::vector<SharedBuffer>* buffers) {
   OpResult result;
-  if (buffers.size() != call.buffers.size()) {
-    throw std::invalid_argument("labkit::Worker::bench_setup: one shared buffer per buffer");
-  }
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kBenchSetup);
   OpCall shape = call;
-  shape.inputs.clear();  // the data lives in the shared buffers, not in the arena
+  shape.inputs.clear();  // the data goes into the shared buffers, not through the arena
   impl_->layout(shape, req, 1, true);
-  for (size_t b = 0; b < buffers.size(); ++b) {
-    std::memcpy(req.buffers[b].ipc_handle, buffers[b].handle.data(), p::kIpcHandleBytes);
-    req.buffers[b].ipc_offset = buffers[b].offset;
-  }
   p::Reply reply;
   result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s, result.message);
   result.log = tail_of(impl_->read_log(), 2000);
+  buffers->assign(call.buffers.size(), SharedBuffer{});
+  for (size_t b = 0; b < call.buffers.size() && result.ok(); ++b) {
+    std::memcpy((*buffers)[b].handle.data(), reply.ipc_handles[b], p::kIpcHandleBytes);
+  }
   return result;
 }
 
@@ -739,6 +736,13 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
                   text.find("RACECHECK SUMMARY: 0 hazards") != std::string::npos);
       }
       if (out.empty() && exited && WEXITSTATUS(status) == 86) out = "  errors reported\n";
+      // The replayed worker is confined too: say so when the sandbox stopped it.
+      const size_t stopped = text.find("labkit-sandbox: system call ");
+      if (stopped != std::string::npos) {
+        out += "  (the replay " + text.substr(stopped, text.find('\n', stopped) - stopped) + ")\n";
+      } else if (!(exited && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 86))) {
+        out += "  (the replay " + describe_wait(status) + ")\n";
+      }
       if (out.empty() && !(exited && WEXITSTATUS(status) == 0)) {
         out = "  (compute-sanitizer " + tool + " " + describe_wait(status) + " without a report:\n" +
               tail_of(text, 1500) + ")\n";

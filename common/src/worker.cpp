@@ -320,10 +320,14 @@ class Runner {
     return reply;
   }
 
-  // ---- benchmarks: the judge owns the buffers (its CUDA context), writes the inputs, poisons
-  // the outputs and reads them back itself; the worker only maps them and calls the launcher.
+  // ---- benchmarks: the worker allocates each buffer (with canary zones) and hands it to the
+  // judge by CUDA IPC handle; the judge writes the inputs, poisons the outputs, checks the
+  // canaries and reads the outputs back itself. The launcher runs on the worker's own memory,
+  // as in any program (memory mapped from another process can be slower to gather from).
   p::Reply& bench_setup(const p::Request& req, p::Reply& reply) {
-    close_bench_buffers();
+    bench_ready_ = false;
+    bench_bufs_.clear();
+    bench_ptrs_.clear();
     // The calibration worker (no variants: it holds no student code) launches an empty kernel.
     bench_variant_ = variants_.empty() ? nullptr : find(req.variant);
     if (bench_variant_ == nullptr && !variants_.empty()) {
@@ -333,14 +337,13 @@ class Runner {
     }
     bench_req_ = req;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
-      const p::BufferDesc& d = req.buffers[b];
+      const uint64_t bytes = (p::buffer_bytes(req.buffers[b]) + 3) / 4 * 4 + 2 * p::kGuardBytes;
+      bench_bufs_.push_back(std::make_unique<DeviceBuffer<char>>(bytes));
+      bench_ptrs_.push_back(bench_bufs_.back()->get() + p::kGuardBytes);
       cudaIpcMemHandle_t handle;
       static_assert(sizeof(handle) == p::kIpcHandleBytes, "protocol::kIpcHandleBytes");
-      std::memcpy(&handle, d.ipc_handle, sizeof(handle));
-      void* base = nullptr;
-      CUDA_CHECK(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess));
-      bench_mapped_.push_back(base);
-      bench_ptrs_.push_back(static_cast<char*>(base) + d.ipc_offset);
+      CUDA_CHECK(cudaIpcGetMemHandle(&handle, bench_bufs_.back()->get()));
+      std::memcpy(reply.ipc_handles[b], &handle, sizeof(handle));
     }
     if (bench_stream_ == nullptr) {
       // Blocking: work sent to the legacy default stream is ordered with the events.
@@ -353,14 +356,7 @@ class Runner {
     return reply;
   }
 
-  void close_bench_buffers() {
-    for (void* base : bench_mapped_) cudaIpcCloseMemHandle(base);
-    bench_mapped_.clear();
-    bench_ptrs_.clear();
-    bench_ready_ = false;
-  }
-
-  // The launcher on the judge's buffers, then a device-wide synchronize. The events are
+  // The launcher on the benchmark's buffers, then a device-wide synchronize. The events are
   // reported, but the judge's own clock (from before it wrote the inputs to after it copied the
   // outputs) is what the call is graded on; the events can only make a time longer.
   p::Reply& bench_timed(p::Reply& reply) {
@@ -399,7 +395,7 @@ class Runner {
   const Variant* bench_variant_ = nullptr;
   bool bench_ready_ = false;
   p::Request bench_req_;
-  std::vector<void*> bench_mapped_;  // the judge's allocations, mapped here
+  std::vector<std::unique_ptr<DeviceBuffer<char>>> bench_bufs_;  // shared with the judge
   std::vector<void*> bench_ptrs_;
 };
 

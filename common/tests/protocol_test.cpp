@@ -116,22 +116,25 @@ TEST(WorkerGpu, TheSandboxStopsAForkFoundAtRunTime) {
   EXPECT_TRUE(mm::check("correct", {64, 64, 8, 1, 1}));
 }
 
-// The judge's buffers, shared with the worker by CUDA IPC, for the timing tests below.
+// The worker's benchmark buffers, mapped here by CUDA IPC, for the timing test below.
 struct Shared {
-  std::vector<std::unique_ptr<GuardedBuffer>> bufs;
-  std::vector<SharedBuffer> handles;
-  explicit Shared(const OpCall& call) {
-    for (const BufferSpec& b : call.buffers) {
-      bufs.push_back(std::make_unique<GuardedBuffer>(b.bytes()));
-      fill_uniform_f32(reinterpret_cast<float*>(bufs.back()->data()), b.count, 7, -1.0f, 1.0f, nullptr);
+  std::vector<char*> data;
+  Shared(Worker& worker, const OpCall& call) {
+    std::vector<SharedBuffer> handles;
+    const OpResult setup = worker.bench_setup(call, &handles);
+    EXPECT_TRUE(setup.ok()) << setup.message;
+    for (size_t b = 0; b < handles.size() && setup.ok(); ++b) {
       cudaIpcMemHandle_t h;
-      EXPECT_EQ(cudaIpcGetMemHandle(&h, bufs.back()->allocation()), cudaSuccess);
-      SharedBuffer s;
-      std::memcpy(s.handle.data(), &h, sizeof(h));
-      s.offset = bufs.back()->guard();
-      handles.push_back(s);
+      std::memcpy(&h, handles[b].handle.data(), sizeof(h));
+      void* base = nullptr;
+      EXPECT_EQ(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess), cudaSuccess);
+      data.push_back(static_cast<char*>(base) + protocol::kGuardBytes);
+      fill_uniform_f32(reinterpret_cast<float*>(data.back()), call.buffers[b].count, 7, -1.0f, 1.0f, nullptr);
     }
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  ~Shared() {
+    for (char* d : data) cudaIpcCloseMemHandle(d - protocol::kGuardBytes);
   }
 };
 
@@ -141,15 +144,17 @@ TEST(WorkerGpu, TheJudgesClockSeesWorkHiddenFromTheStreamsEvents) {
   LABKIT_REQUIRE_GPU();
   Worker worker(worker_options());
   const OpCall call = mm::spec("side_stream", {2048, 2048, 2048, 1, 1}).call;
-  Shared shared(call);
-  ASSERT_TRUE(worker.bench_setup(call, shared.handles).ok());
+  Shared shared(worker, call);
+  ASSERT_EQ(shared.data.size(), 3u);
+  fill_pattern32(shared.data[2], 2048 * 2048 * 4, kPoisonBits, nullptr);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const TimedCall t = worker.bench_timed([] {}, [] {});
   ASSERT_EQ(t.outcome, Outcome::kOk) << t.message;
   // A 2048^3 product takes milliseconds; the events on `stream` see next to none of it.
   EXPECT_GT(t.judge_ms, 1.2 * t.event_ms + 0.5) << "event " << t.event_ms << " judge " << t.judge_ms;
   const std::vector<float> c = [&] {
     std::vector<float> host(2048 * 2048);
-    EXPECT_EQ(cudaMemcpy(host.data(), shared.bufs[2]->data(), host.size() * 4, cudaMemcpyDeviceToHost),
+    EXPECT_EQ(cudaMemcpy(host.data(), shared.data[2], host.size() * 4, cudaMemcpyDeviceToHost),
               cudaSuccess);
     return host;
   }();

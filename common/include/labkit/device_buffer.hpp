@@ -97,6 +97,38 @@ struct GuardReport {
   bool intact() const { return before == 0 && after == 0; }
 };
 
+// Canary zones of `guard` bytes (a multiple of 4) on each side of `bytes` of data, the data
+// rounded up to whole words, in the allocation at `base`: written, then checked after a call.
+inline size_t round_to_words(size_t bytes) { return (bytes + 3) / 4 * 4; }
+
+inline void write_canaries(char* base, size_t bytes, size_t guard) {
+  if (guard == 0) return;
+  const std::vector<uint32_t> canary(guard / 4, kCanaryBits);
+  CUDA_CHECK(cudaMemcpy(base, canary.data(), guard, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(base + guard + round_to_words(bytes), canary.data(), guard,
+                        cudaMemcpyHostToDevice));
+}
+
+inline GuardReport check_canaries(const char* base, size_t bytes, size_t guard) {
+  GuardReport r;
+  if (guard == 0) return r;
+  std::vector<uint32_t> before(guard / 4), after(guard / 4);
+  CUDA_CHECK(cudaMemcpy(before.data(), base, guard, cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(after.data(), base + guard + round_to_words(bytes), guard,
+                        cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < before.size(); ++i) {
+    if (before[before.size() - 1 - i] != kCanaryBits) {
+      if (r.before == 0) r.nearest_before = i + 1;
+      ++r.before;
+    }
+    if (after[i] != kCanaryBits) {
+      if (r.after == 0) r.first_after = i;
+      ++r.after;
+    }
+  }
+  return r;
+}
+
 // Device bytes with a canary zone of `guard` bytes (a multiple of 4) on each side, the data
 // rounded up to whole words. guard = 0: none (under compute-sanitizer, which then reports the
 // first byte past the end itself). What the worker gives a launcher.
@@ -105,45 +137,21 @@ class GuardedBuffer {
   static constexpr size_t kDefaultGuard = size_t{1} << 16;  // 64 KiB of canary on each side
 
   explicit GuardedBuffer(size_t bytes, size_t guard = kDefaultGuard)
-      : bytes_(bytes), guard_(guard / 4 * 4), storage_(round4(bytes) + 2 * guard_) {
-    if (guard_ > 0) {
-      const std::vector<uint32_t> canary(guard_ / 4, kCanaryBits);
-      CUDA_CHECK(cudaMemcpy(storage_.get(), canary.data(), guard_, cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(storage_.get() + guard_ + round4(bytes_), canary.data(), guard_,
-                            cudaMemcpyHostToDevice));
-    }
+      : bytes_(bytes), guard_(guard / 4 * 4), storage_(round_to_words(bytes) + 2 * guard_) {
+    write_canaries(storage_.get(), bytes_, guard_);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   char* data() { return storage_.get() + guard_; }
   size_t bytes() const { return bytes_; }
-  // The whole allocation (canaries included) and where data() starts in it: what the benchmark
-  // judge shares with the worker by CUDA IPC.
+  // The whole allocation (canaries included) and where data() starts in it: what a worker
+  // hands the benchmark judge by CUDA IPC.
   char* allocation() { return storage_.get(); }
   size_t guard() const { return guard_; }
 
-  GuardReport check() const {
-    GuardReport r;
-    if (guard_ == 0) return r;
-    std::vector<uint32_t> before(guard_ / 4), after(guard_ / 4);
-    CUDA_CHECK(cudaMemcpy(before.data(), storage_.get(), guard_, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(after.data(), storage_.get() + guard_ + round4(bytes_), guard_,
-                          cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < before.size(); ++i) {
-      if (before[before.size() - 1 - i] != kCanaryBits) {
-        if (r.before == 0) r.nearest_before = i + 1;
-        ++r.before;
-      }
-      if (after[i] != kCanaryBits) {
-        if (r.after == 0) r.first_after = i;
-        ++r.after;
-      }
-    }
-    return r;
-  }
+  GuardReport check() const { return check_canaries(storage_.get(), bytes_, guard_); }
 
  private:
-  static size_t round4(size_t b) { return (b + 3) / 4 * 4; }
   size_t bytes_;
   size_t guard_;
   DeviceBuffer<char> storage_;

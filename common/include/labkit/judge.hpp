@@ -82,11 +82,10 @@ struct TimedCall {
   double judge_ms = 0;  // this process's clock from before `open` to after `close`
 };
 
-// A device allocation of the judge's that the worker maps (CUDA IPC): the handle of the whole
-// allocation, and where the buffer starts in it.
+// A benchmark buffer the worker allocated and hands to the judge (CUDA IPC): the handle of the
+// whole allocation; the buffer starts protocol::kGuardBytes into it, after a canary zone.
 struct SharedBuffer {
   std::array<char, protocol::kIpcHandleBytes> handle{};
-  uint64_t offset = 0;
 };
 
 class Worker {
@@ -98,12 +97,12 @@ class Worker {
 
   OpResult run(const OpCall& call);
 
-  // Benchmarks: the judge's buffers (one per call.buffers entry) mapped once, then one timed
-  // call at a time. The judge's clock runs from before `open` (the judge writes the fresh
-  // inputs there) to after `close` (it copies the outputs there): anything the worker does
-  // to produce them happens inside it. Every request carries a fresh nonce; a reply out of
-  // turn is a protocol error.
-  OpResult bench_setup(const OpCall& call, const std::vector<SharedBuffer>& buffers);
+  // Benchmarks: the worker allocates one shape's buffers (one per call.buffers entry) and hands
+  // them over (`buffers`), then one timed call at a time. The judge's clock runs from before
+  // `open` (the judge writes the fresh inputs there) to after `close` (it copies the outputs
+  // there): anything the worker does to produce them happens inside it. Every request carries
+  // a fresh nonce; a reply out of turn is a protocol error.
+  OpResult bench_setup(const OpCall& call, std::vector<SharedBuffer>* buffers);
   TimedCall bench_timed(const std::function<void()>& open, const std::function<void()>& close);
 
   // Re-runs `call` in a fresh worker under compute-sanitizer (`tool`: memcheck, racecheck) and

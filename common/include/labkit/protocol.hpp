@@ -27,7 +27,8 @@ enum class Op : uint32_t {
   kHello = 1,       // initialise CUDA, then confine the process (sandbox.hpp); reply: device,
                     // variant names, whether it is confined
   kRun = 2,         // correctness: `calls` input sets from the arena, outputs back into it
-  kBenchSetup = 3,  // map one benchmark shape's buffers (the judge's, by CUDA IPC handle)
+  kBenchSetup = 3,  // allocate one benchmark shape's buffers (each with kGuardBytes of canary
+                    // zone on either side) and hand them to the judge by CUDA IPC handle
   kBenchTimed = 5,  // call the launcher once on those buffers, device-wide sync, reply; the
                     // judge's clock around it is the time (the events only ever lengthen it)
   kQuit = 8,
@@ -53,10 +54,6 @@ struct BufferDesc {
   uint32_t source = 0;      // Source
   uint32_t reserved = 0;
   double lo = 0, hi = 0;    // generator range (benchmark sources)
-  // kBenchSetup: the judge's device allocation holding this buffer, and where in it the
-  // buffer starts (past the canary zone).
-  char ipc_handle[kIpcHandleBytes] = {};
-  uint64_t ipc_offset = 0;
 };
 
 enum Flags : uint32_t {
@@ -107,6 +104,7 @@ struct Reply {
   uint64_t nonce = 0;                  // the request's
   double event_ms = 0;        // kBenchTimed: between events on the stream (never trusted alone)
   char device[128] = {};
+  char ipc_handles[kMaxBuffers][kIpcHandleBytes] = {};  // kBenchSetup: one allocation a buffer
   uint32_t n_variants = 0;
   char variants[kMaxVariants][kNameLen] = {};
 };

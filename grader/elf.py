@@ -1,0 +1,201 @@
+"""The parts of an ELF file the grader reads itself, with the standard library only: section
+headers (names, flags, COMDAT section groups) and program headers (what the loader maps and
+how). The policy (grader/policy.py) reads symbols, relocations and instructions with binutils;
+what is here is what those tools print ambiguously or not at all (a section name with spaces,
+which sections a COMDAT group holds, the permissions of a linked program's segments).
+
+Every read checks its bounds: a truncated or malformed file raises ElfError, never a wrong
+answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from pathlib import Path
+
+# Section types and flags (ELF gABI).
+SHT_GROUP = 17
+SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
+GRP_COMDAT = 0x1
+# Program header types and flags.
+PT_LOAD = 1
+PT_GNU_STACK = 0x6474E551
+PF_X, PF_W, PF_R = 0x1, 0x2, 0x4
+
+MAX_HEADERS = 1 << 20      # more section or program headers than this: not a file we made
+
+
+class ElfError(Exception):
+    """Not an ELF file, or one whose headers do not fit in it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Section:
+    index: int
+    name: str
+    type: int
+    flags: int
+    offset: int
+    size: int
+
+    @property
+    def alloc(self) -> bool:
+        return bool(self.flags & SHF_ALLOC)
+
+    @property
+    def execinstr(self) -> bool:
+        return bool(self.flags & SHF_EXECINSTR)
+
+
+@dataclasses.dataclass(frozen=True)
+class Segment:
+    type: int
+    flags: int
+
+    def perms(self) -> str:
+        return "".join(c if self.flags & bit else "-"
+                       for c, bit in (("R", PF_R), ("W", PF_W), ("X", PF_X)))
+
+
+class ElfFile:
+    """Headers of one ELF file, read once."""
+
+    def __init__(self, data: bytes, where: str = "ELF file"):
+        self.where = where
+        if len(data) < 16 or data[:4] != b"\x7fELF":
+            raise ElfError(f"{where}: not an ELF file")
+        klass, endian = data[4], data[5]
+        if klass not in (1, 2) or endian not in (1, 2):
+            raise ElfError(f"{where}: unknown ELF class or byte order")
+        self._data = data
+        self._e = "<" if endian == 1 else ">"
+        self.is64 = klass == 2
+        if self.is64:
+            fields = self._unpack("HHIQQQIHHHHHH", 16)
+        else:
+            fields = self._unpack("HHIIIIIHHHHHH", 16)
+        (self.e_type, self.machine, _version, _entry, phoff, shoff, _flags, _ehsize,
+         phentsize, phnum, shentsize, shnum, shstrndx) = fields
+        self.sections = self._read_sections(shoff, shentsize, shnum, shstrndx)
+        self.segments = self._read_segments(phoff, phentsize, phnum)
+
+    # -- raw reads ----------------------------------------------------------------------------
+
+    def _unpack(self, fmt: str, offset: int) -> tuple:
+        fmt = self._e + fmt
+        size = struct.calcsize(fmt)
+        if offset < 0 or offset + size > len(self._data):
+            raise ElfError(f"{self.where}: truncated (a header at {offset:#x} runs past the end)")
+        return struct.unpack_from(fmt, self._data, offset)
+
+    def _bytes(self, offset: int, size: int) -> bytes:
+        if offset < 0 or size < 0 or offset + size > len(self._data):
+            raise ElfError(f"{self.where}: truncated (data at {offset:#x}+{size:#x} runs past "
+                           f"the end)")
+        return self._data[offset:offset + size]
+
+    def _read_sections(self, shoff: int, shentsize: int, shnum: int, shstrndx: int) -> list:
+        if shoff == 0:
+            return []
+        want = 64 if self.is64 else 40
+        if shentsize < want:
+            raise ElfError(f"{self.where}: section header entries of {shentsize} bytes")
+        fmt = "IIQQQQIIQQ" if self.is64 else "IIIIIIIIII"
+        if shnum == 0:                       # more than 0xff00 sections: count in entry 0
+            shnum = self._unpack(fmt, shoff)[5]
+        if shstrndx == 0xFFFF:               # SHN_XINDEX: index in entry 0's sh_link
+            shstrndx = self._unpack(fmt, shoff)[6]
+        if shnum > MAX_HEADERS:
+            raise ElfError(f"{self.where}: {shnum} section headers")
+        raw = [self._unpack(fmt, shoff + i * shentsize) for i in range(shnum)]
+        if not 0 <= shstrndx < shnum:
+            raise ElfError(f"{self.where}: no section name table")
+        strtab = raw[shstrndx]
+        names = self._bytes(strtab[4], strtab[5]) if strtab[1] != 8 else b""   # 8: NOBITS
+        out = []
+        for i, (name, stype, flags, _addr, offset, size, *_rest) in enumerate(raw):
+            if name >= len(names) and name != 0:
+                raise ElfError(f"{self.where}: section {i}'s name is outside the name table")
+            end = names.find(b"\0", name)
+            text = names[name:end if end >= 0 else len(names)].decode("utf-8", "replace")
+            out.append(Section(i, text, stype, flags, offset, size))
+        return out
+
+    def _read_segments(self, phoff: int, phentsize: int, phnum: int) -> list:
+        if phoff == 0 or phnum == 0:
+            return []
+        want = 56 if self.is64 else 32
+        if phentsize < want:
+            raise ElfError(f"{self.where}: program header entries of {phentsize} bytes")
+        if phnum > MAX_HEADERS:
+            raise ElfError(f"{self.where}: {phnum} program headers")
+        out = []
+        for i in range(phnum):
+            if self.is64:
+                ptype, pflags = self._unpack("II", phoff + i * phentsize)
+            else:
+                ptype, _o, _v, _p, _fs, _ms, pflags = self._unpack("IIIIIII",
+                                                                    phoff + i * phentsize)
+            out.append(Segment(ptype, pflags))
+        return out
+
+    # -- what the grader asks -------------------------------------------------------------------
+
+    def comdat_sections(self) -> set:
+        """Indices of the sections that are members of a COMDAT section group."""
+        members = set()
+        for s in self.sections:
+            if s.type != SHT_GROUP:
+                continue
+            if s.size % 4 or s.size < 4:
+                raise ElfError(f"{self.where}: section group {s.name!r} of {s.size} bytes")
+            words = struct.unpack(f"{self._e}{s.size // 4}I", self._bytes(s.offset, s.size))
+            if words[0] & GRP_COMDAT:
+                members.update(w for w in words[1:])
+        return members
+
+
+def read(path: Path) -> ElfFile:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ElfError(f"{path}: cannot be read ({e.strerror})") from None
+    return ElfFile(data, str(path))
+
+
+# What GNU ld's default linker script (ld --verbose) puts into the executable output sections
+# .init, .plt, .text and .fini: a section of one of these names lands in code that can run,
+# whatever flags its object gave it (a `.section .text.foo,"a"` is placed in .text).
+LINKER_CODE_NAMES = (".init", ".fini", ".plt", ".iplt", ".plt.got", ".plt.sec", ".text",
+                     ".stub", ".gnu.warning")
+LINKER_CODE_PREFIXES = (".text.", ".gnu.linkonce.t.", ".init.", ".fini.")
+
+
+def lands_in_code(section: Section) -> bool:
+    """True when the linker would place this section of an object into executable memory:
+    flagged SHF_EXECINSTR, or allocated with a name the linker script puts into code."""
+    if section.execinstr:
+        return True
+    return section.alloc and (section.name in LINKER_CODE_NAMES
+                              or section.name.startswith(LINKER_CODE_PREFIXES))
+
+
+def executable_memory_problems(path: Path) -> list:
+    """What in a linked program asks for memory that is both writable and executable: an
+    executable stack (PT_GNU_STACK with PF_X, or no PT_GNU_STACK at all, which the loader
+    takes as an executable stack) and PT_LOAD segments mapped writable and executable.
+    One sentence per problem; empty when there is none."""
+    f = read(path)
+    out = []
+    stacks = [s for s in f.segments if s.type == PT_GNU_STACK]
+    if not stacks:
+        out.append("it has no PT_GNU_STACK program header, so the loader gives it an "
+                   "executable stack")
+    elif any(s.flags & PF_X for s in stacks):
+        out.append("its PT_GNU_STACK program header asks for an executable stack (an object "
+                   "with an executable .note.GNU-stack section, or none, does that)")
+    for i, s in enumerate(f.segments):
+        if s.type == PT_LOAD and s.flags & PF_W and s.flags & PF_X:
+            out.append(f"its program header {i} (PT_LOAD) maps memory both writable and "
+                       f"executable ({s.perms()})")
+    return out

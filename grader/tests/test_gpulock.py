@@ -1,0 +1,135 @@
+"""grader/gpulock.py: a per-user lock in a private directory; links, other owners and
+directories others can write are refused; LABS_GPU_LOCK gets the same checks; shared and
+exclusive semantics."""
+
+import fcntl
+import os
+import stat
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import gpulock
+from grader.gpulock import GpuLockError
+
+
+class GpuLockTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())            # 0700, ours
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.tmp))
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("LABS_GPU_LOCK", "XDG_RUNTIME_DIR", "LABS_GPU_LOCK_EXCLUSIVE")}
+        patcher = mock.patch.dict(os.environ, env, clear=True)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_default_is_per_user(self):
+        self.assertEqual(gpulock.default_lock_path(),
+                         Path(f"/tmp/cuda-labs-{os.getuid()}") / "gpu.lock")
+        os.environ["XDG_RUNTIME_DIR"] = str(self.tmp)
+        self.assertEqual(gpulock.default_lock_path(), self.tmp / gpulock.LOCK_NAME)
+        self.tmp.chmod(0o777)                          # not private: not used
+        self.assertEqual(gpulock.default_lock_path().parent,
+                         Path(f"/tmp/cuda-labs-{os.getuid()}"))
+        self.tmp.chmod(0o700)
+        os.environ["LABS_GPU_LOCK"] = str(self.tmp / "x.lock")
+        self.assertEqual(gpulock.default_lock_path(), self.tmp / "x.lock")
+
+    def test_directory_made_private_and_lock_taken(self):
+        path = self.tmp / "sub" / "gpu.lock"
+        with gpulock.gpu_lock(path=path):
+            self.assertEqual(stat.S_IMODE(os.stat(path.parent).st_mode), 0o700)
+            self.assertEqual(stat.S_IMODE(os.stat(path).st_mode) & 0o077, 0)
+        os.environ["LABS_GPU_LOCK"] = str(self.tmp / "env.lock")
+        with gpulock.gpu_lock():
+            self.assertTrue((self.tmp / "env.lock").is_file())
+
+    def test_symlink_is_refused(self):
+        target = self.tmp / "target"
+        target.write_text("")
+        link = self.tmp / "gpu.lock"
+        link.symlink_to(target)
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.gpu_lock(path=link):
+                pass
+        self.assertIn("symbolic link", e.exception.message)
+        os.environ["LABS_GPU_LOCK"] = str(link)         # the override gets the same check
+        with self.assertRaises(GpuLockError):
+            with gpulock.gpu_lock():
+                pass
+
+    def test_symlinked_directory_is_refused(self):
+        real = self.tmp / "real"
+        real.mkdir(mode=0o700)
+        (self.tmp / "dir").symlink_to(real)
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.gpu_lock(path=self.tmp / "dir" / "gpu.lock"):
+                pass
+        self.assertIn("not a directory", e.exception.message)
+
+    def test_directory_writable_by_others_is_refused_unless_sticky(self):
+        d = self.tmp / "open"
+        d.mkdir()
+        d.chmod(0o777)
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.gpu_lock(path=d / "gpu.lock"):
+                pass
+        self.assertIn("writable by other users", e.exception.message)
+        d.chmod(0o1777)                                # sticky, ours: like /tmp for the override
+        with gpulock.gpu_lock(path=d / "gpu.lock"):
+            pass
+
+    @unittest.skipUnless(os.getuid() == 0, "changing a file's owner needs root")
+    def test_owned_by_someone_else_is_refused(self):
+        path = self.tmp / "gpu.lock"
+        path.write_text("")
+        os.chown(path, 65534, 65534)
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.gpu_lock(path=path):
+                pass
+        self.assertIn("belongs to uid 65534", e.exception.message)
+        d = self.tmp / "theirs"
+        d.mkdir(mode=0o700)
+        os.chown(d, 65534, 65534)
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.gpu_lock(path=d / "gpu.lock"):
+                pass
+        self.assertIn("belongs to uid 65534", e.exception.message)
+
+    def test_owner_check_reads_the_opened_file(self):
+        path = self.tmp / "gpu.lock"
+        real = os.fstat
+        fake = lambda fd: mock.Mock(st_mode=real(fd).st_mode, st_uid=os.getuid() + 1)
+        with mock.patch.object(gpulock.os, "fstat", side_effect=fake):
+            with self.assertRaises(GpuLockError) as e:
+                gpulock.open_lock(path)
+        self.assertIn(f"belongs to uid {os.getuid() + 1}", e.exception.message)
+
+    def held(self, path, mode):
+        """Whether another descriptor can take the lock in `mode` now."""
+        fd = os.open(path, os.O_RDWR)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return False
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+
+    def test_shared_and_exclusive(self):
+        path = self.tmp / "gpu.lock"
+        with gpulock.gpu_lock(shared=True, path=path):
+            self.assertFalse(self.held(path, fcntl.LOCK_SH), "shared holders coexist")
+            self.assertTrue(self.held(path, fcntl.LOCK_EX))
+        with gpulock.gpu_lock(path=path):
+            self.assertTrue(self.held(path, fcntl.LOCK_SH))
+        os.environ["LABS_GPU_LOCK_EXCLUSIVE"] = "1"
+        with gpulock.gpu_lock(shared=True, path=path):
+            self.assertTrue(self.held(path, fcntl.LOCK_SH))
+        self.assertFalse(self.held(path, fcntl.LOCK_EX), "released")
+
+
+if __name__ == "__main__":
+    unittest.main()

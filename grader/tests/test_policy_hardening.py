@@ -1,0 +1,260 @@
+"""The policy's newer rules, on their own (fast: no nvcc; g++/gcc and binutils for a few).
+
+Library exports and weak definitions (definition rule), the device rule's instruction families
+and its cuobjdump lookup, and executable sections the linker places into code (syscall rule).
+The same rules on real nvcc compiles are in test_policy.py (CASES)."""
+
+import os
+import shutil
+import stat
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from grader import policy
+from grader.errors import GraderError
+from grader.policy import PolicyRules
+
+GXX = shutil.which("g++")
+
+
+def sym(name, demangled=None, kind="T"):
+    return policy._Sym(name=name, kind=kind, demangled=demangled or name)
+
+
+class TemplateInstanceTest(unittest.TestCase):
+    def test_template_instances(self):
+        for text in ["std::vector<int, std::allocator<int> >::push_back(int const&)",
+                     "std::ctype<char>::do_widen(char) const",
+                     "int const& std::min<int>(int const&, int const&)",
+                     "std::basic_ostream<char, std::char_traits<char> >& std::operator<< "
+                     "<std::char_traits<char> >(std::basic_ostream<char, std::char_traits<char> "
+                     ">&, char const*)",
+                     "guard variable for std::locale::id std::numpunct<char>::id",
+                     "vtable for std::__cxx11::basic_ostringstream<char, std::char_traits<char>, "
+                     "std::allocator<char> >"]:
+            with self.subTest(text):
+                self.assertTrue(policy.is_template_instance(text))
+
+    def test_not_template_instances(self):
+        for text in ["std::chrono::_V2::steady_clock::now()",
+                     "std::foo(std::vector<int, std::allocator<int> >)",   # only in parameters
+                     "std::locale::operator<(std::locale const&) const",
+                     "std::ios_base::operator<<(int)", "std::type_info::operator()() const",
+                     "std::__cxx11::to_string[abi:cxx11](int)", "std::cout",
+                     "vtable for std::exception", "std::thing::operator std::vector<int>()"]:
+            with self.subTest(text):
+                self.assertFalse(policy.is_template_instance(text))
+
+
+class LibraryDefinitionTest(unittest.TestCase):
+    EXPORTS = {"_ZNSt6chrono3_V212steady_clock3nowEv": "libstdc++.so.6",
+               "_ZNKSt5ctypeIcE8do_widenEc": "libstdc++.so.6", "y1": "libm.so.6"}
+
+    def problem(self, name, demangled, kind="W", in_comdat=True, elf_type="FUNC"):
+        return policy._definition_problem(sym(name, demangled, kind), elf_type, self.EXPORTS,
+                                          in_comdat)
+
+    def test_exported_non_template_is_refused_weak_or_strong_comdat_or_not(self):
+        for kind in "WT":
+            for comdat in (True, False):
+                with self.subTest(kind=kind, comdat=comdat):
+                    text = self.problem("_ZNSt6chrono3_V212steady_clock3nowEv",
+                                        "std::chrono::_V2::steady_clock::now()", kind, comdat)
+                    self.assertIn("std::chrono::_V2::steady_clock::now(), which the system "
+                                  "library libstdc++.so.6 already exports", text)
+
+    def test_exported_template_instance_in_comdat_passes(self):
+        self.assertIsNone(self.problem("_ZNKSt5ctypeIcE8do_widenEc",
+                                       "std::ctype<char>::do_widen(char) const"))
+
+    def test_weak_outside_comdat_in_reserved_namespaces(self):
+        for name, demangled, expect in [
+                ("_ZSt3foov", "std::foo()", "namespace std:: as a weak symbol outside a COMDAT"),
+                ("_ZN9__gnu_cxx3fooEv", "__gnu_cxx::foo()", "namespace __gnu_cxx::"),
+                ("_ZN4cuda3fooEv", "cuda::foo()", "namespace cuda::"),
+                ("_Z7__evilv", "__evil()", "weak symbol outside a COMDAT group"),
+                ("_Z12cudaSomethingv", "cudaSomething()", "reserved")]:
+            with self.subTest(name):
+                self.assertIn(expect, self.problem(name, demangled, "W", in_comdat=False))
+                self.assertIsNone(self.problem(name, demangled, "W", in_comdat=True))
+
+    def test_placement_new_only_as_an_inline_copy(self):
+        name, shown = "_ZnwmPv", "operator new(unsigned long, void*)"
+        self.assertIsNone(self.problem(name, shown, "W", in_comdat=True))
+        self.assertIn("global allocator", self.problem(name, shown, "W", in_comdat=False))
+        self.assertIn("global allocator", self.problem(name, shown, "T", in_comdat=True))
+        self.assertIn("global allocator", self.problem("_Znwm", "operator new(unsigned long)",
+                                                       "W", in_comdat=True))
+
+    def test_student_namespace_weak_outside_comdat_passes(self):
+        self.assertIsNone(self.problem("_ZN4mine3fooEv", "mine::foo()", "W", in_comdat=False))
+
+    def test_global_variable_named_like_a_library_export(self):
+        text = self.problem("y1", "y1", "B", in_comdat=False, elf_type="OBJECT")
+        self.assertIn("a name that the system library libm.so.6 exports", text)
+        self.assertIsNone(self.problem("my_y1", "my_y1", "B", in_comdat=False,
+                                       elf_type="OBJECT"))
+
+    @unittest.skipUnless(GXX and shutil.which("nm"), "g++ and nm are needed")
+    def test_library_exports_are_read_from_the_system_libraries(self):
+        exports = policy.library_exports()
+        self.assertEqual(exports.get("_ZNSt6chrono3_V212steady_clock3nowEv"), "libstdc++.so.6")
+        self.assertEqual(exports.get("clock_gettime"), "libc.so.6")
+
+    @unittest.skipUnless(GXX and shutil.which("nm") and shutil.which("readelf"),
+                         "g++ and binutils are needed")
+    def test_comdat_membership_from_a_real_object(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "x.cpp"
+            src.write_text("namespace std { __attribute__((weak)) int loose(int x) "
+                           "{ return x; } }\ninline int tied(int x) { return x + 1; }\n"
+                           "int use(int x) { return tied(x) + std::loose(x); }\n")
+            subprocess.run([GXX, "-O0", "-c", str(src), "-o", f"{tmp}/x.o"], check=True)
+            found = policy._check_definitions(policy._read_object(Path(tmp) / "x.o"),
+                                              policy.library_exports())
+        self.assertEqual([v.symbol for v in found], ["std::loose(int)"])
+        self.assertIn("outside a COMDAT group", found[0].message)
+
+
+class DeviceFamilyTest(unittest.TestCase):
+    def test_tensor_core_opcodes(self):
+        for op in ["HMMA.16816.F32", "HMMA.1684.F32.TF32", "IMMA.16816.S8.S8", "DMMA.8x8x4",
+                   "HGMMA.64x128x16.F32", "IGMMA.64x8x32.S8", "BMMA.88128.AND.POPC",
+                   "QGMMA.64x64x32.F32.E4M3.E4M3", "OMMA.SP", "UTCHMMA"]:
+            with self.subTest(op):
+                self.assertEqual(policy.device_family(op, "R0, R1, R2, R3"), "tensor_cores")
+
+    def test_low_precision_opcodes(self):
+        for op, operands in [("HFMA2", "R0, R3.H0_H0, R4.H0_H0, R0.H0_H0"),
+                             ("HFMA2.MMA", "R0, R2, R5, R0"), ("HFMA2.MMA.BF16_V2", "R9, R2, R5, R0"),
+                             ("HADD2", "R0, R1, R2"), ("HADD2.F32", "R4, -RZ, R4.H0_H0"),
+                             ("HMUL2", "R0, R1, R2"), ("HMNMX2", "R0, R1, R2, !PT"),
+                             ("HSETP2.GEU.AND", "P0, PT, R5.H0_H0, R12.H0_H0, PT"),
+                             ("HSET2.BF.LE.AND", "R13, R10, R13, PT"),
+                             ("F2FP.F16.F32.PACK_AB", "R6, RZ, R6"),
+                             ("F2FP.BF16.F32.PACK_AB", "R8, RZ, R8"),
+                             ("F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C", "R15, RZ, R8, RZ"),
+                             ("F2F.F16.F64", "R7, R2"), ("F2F.BF16.F32", "R7, R2"),
+                             ("I2F.F16", "R11, R0"), ("F2I.F16.NTZ", "R13, R10")]:
+            with self.subTest(op):
+                self.assertEqual(policy.device_family(op, operands), "low_precision")
+
+    def test_fp32_and_constant_moves_pass(self):
+        for op, operands in [("FFMA", "R0, R1, R2, R3"), ("FADD.FTZ", "R0, R1, R2"),
+                             ("F2F.F64.F32", "R2, R0"), ("F2F.F32.F64", "R0, R2"),
+                             ("I2FP.F32.S32", "R0, R1"), ("LDG.E.U16", "R0, desc[UR4][R2.64]"),
+                             ("MUFU.EX2", "R0, R0"), ("HFMA2.MMA", "R5, -RZ, RZ, 0, 0"),
+                             ("HFMA2.MMA", "R9, -RZ, RZ, 0, 0.00048828125"),
+                             ("HFMA2", "R3, -RZ, RZ, 1.875, -6.103515625e-05"),
+                             ("IMAD.MOV.U32", "R1, RZ, RZ, c[0x0][0x28]")]:
+            with self.subTest(op):
+                self.assertIsNone(policy.device_family(op, operands))
+        # the idiom with a register addend is half arithmetic
+        self.assertEqual(policy.device_family("HFMA2", "R5, -RZ, RZ, R3"), "low_precision")
+
+    SASS = """
+	code for sm_90
+		Function : _Z11half_kernelPK7__half2S1_PS_i
+	.headerflags	@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                 /* 0x00000a00ff017b82 */
+        /*0070*/                   HFMA2.MMA R5, -RZ, RZ, 0, 0 ;          /* 0x000fe20000000800 */
+        /*0120*/               @P0 HFMA2.MMA R0, R2, R5, R0 ;              /* 0x000fe20000000800 */
+        /*0130*/                   HFMA2.MMA R0, R2, R5, R0 ;              /* 0x000fe20000000800 */
+		Function : _Z4gemmPKfS0_Pf
+        /*0160*/                   HMMA.16816.F32 R16, R4.reuse, R12, RZ ; /* 0x000fe20000000800 */
+"""
+
+    def test_check_device_code_names_instruction_and_kernel(self):
+        with mock.patch.object(policy, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(policy, "_demangle", side_effect=lambda names: {
+                    "_Z11half_kernelPK7__half2S1_PS_i":
+                        "half_kernel(__half2 const*, __half2 const*, __half2*, int)",
+                    "_Z4gemmPKfS0_Pf": "gemm(float const*, float const*, float*)"}):
+            found = policy._check_device_code(Path("x.o"), policy.DEVICE_FAMILIES)
+            only_tc = policy._check_device_code(Path("x.o"), ("tensor_cores",))
+        self.assertEqual([v.symbol for v in found],
+                         ["HFMA2.MMA in half_kernel(__half2 const*, __half2 const*, __half2*, int)",
+                          "HMMA.16816.F32 in gemm(float const*, float const*, float*)"])
+        self.assertEqual(found[0].message,
+                         "uses the 16-bit floating-point instruction HFMA2.MMA in kernel "
+                         "half_kernel(__half2 const*, __half2 const*, __half2*, int): this lab "
+                         "is about FP32 on CUDA cores, so half/bfloat16 (or 8-bit) math and "
+                         "conversions to such types are not allowed")
+        self.assertIn("tensor-core instruction HMMA.16816.F32 in kernel gemm(", found[1].message)
+        self.assertEqual([v.rule for v in only_tc], ["device"])
+
+    def test_setting_in_grading_toml(self):
+        rules = PolicyRules.from_toml({"forbid_device_instructions": ["tensor_cores"]}, "w")
+        self.assertEqual(rules.forbid_device_instructions, ("tensor_cores",))
+        with self.assertRaises(GraderError) as e:
+            PolicyRules.from_toml({"forbid_device_instructions": ["fp64"]}, "w [policy]")
+        self.assertIn("unknown family 'fp64'", e.exception.message)
+
+    def test_every_lab_forbids_both_families(self):
+        from grader import config
+        labs = Path(__file__).resolve().parents[2] / "labs"
+        for name in config.discover_labs(labs):
+            with self.subTest(name):
+                self.assertEqual(set(config.load_lab_config(labs, name).policy
+                                     .forbid_device_instructions), set(policy.DEVICE_FAMILIES))
+
+
+class CuobjdumpLookupTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, self.tmp)
+
+    def tool(self, path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("#!/bin/sh\nexit 0\n")
+        path.chmod(0o755)
+        return path
+
+    def test_missing_fails_closed_naming_the_install_command(self):
+        with mock.patch.object(policy, "find_cuobjdump", return_value=None):
+            with self.assertRaises(GraderError) as e:
+                policy._check_device_code(Path("x.o"), ("tensor_cores",))
+        self.assertIn("cuobjdump", e.exception.message)
+        self.assertIn("install it with: scripts/install-deps", e.exception.message)
+
+    def test_order_path_then_toolkit_then_wheels(self):
+        nvcc = self.tool(self.tmp / "cuda" / "bin" / "nvcc")
+        toolkit = self.tool(self.tmp / "cuda" / "bin" / "cuobjdump")
+        venv = self.tmp / "venv"
+        wheel = self.tool(venv / "lib" / "python3.11" / "site-packages" / "nvidia" / "cu13" /
+                          "bin" / "cuobjdump")
+        which = {"cuobjdump": "/opt/on/path/cuobjdump", "nvcc": str(nvcc)}
+        with mock.patch.object(policy.shutil, "which", side_effect=which.get), \
+                mock.patch.object(policy, "TOOLS_VENV", venv), \
+                mock.patch.object(policy, "_python_site_dirs", return_value=[]):
+            self.assertEqual(policy.find_cuobjdump(), "/opt/on/path/cuobjdump")
+            del which["cuobjdump"]
+            self.assertEqual(policy.find_cuobjdump(), str(toolkit))
+            toolkit.unlink()
+            self.assertIsNone(policy.find_cuobjdump(), "a wheel without nvdisasm is no use")
+            self.tool(wheel.parent / "nvdisasm")
+            self.assertEqual(policy.find_cuobjdump(), str(wheel))
+
+
+@unittest.skipUnless(shutil.which("gcc") and shutil.which("objdump"), "gcc and binutils")
+class LinkerCodeSectionTest(unittest.TestCase):
+    def test_syscall_in_an_alloc_only_section_the_linker_puts_in_text(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in (".stub", ".gnu.linkonce.t.x", ".rodata.fine"):
+                with self.subTest(name):
+                    src = Path(tmp) / "x.c"
+                    src.write_text(f'__asm__(".pushsection {name},\\"a\\",@progbits\\n'
+                                   f'syscall\\n.popsection");\nint f(void) {{ return 0; }}\n')
+                    subprocess.run(["gcc", "-c", str(src), "-o", f"{tmp}/x.o"], check=True)
+                    found = policy._check_syscalls(policy._read_object(Path(tmp) / "x.o"))
+                    if name == ".rodata.fine":    # read-only data: never executable
+                        self.assertEqual(found, [])
+                    else:
+                        self.assertEqual([v.symbol for v in found], [f"syscall in {name}"])
+
+
+if __name__ == "__main__":
+    unittest.main()
