@@ -51,6 +51,7 @@ class LabConfig:
     test_timeout_s: float = 60.0   # one worker call (the judge's --labkit-call-timeout)
     max_file_kib: int = DEFAULT_MAX_FILE_KIB
     policy: object = None          # grader.policy.PolicyRules for this lab
+    flop_factor: float = 1.0       # [plausibility]: the FLOP ceiling is the FP32 peak times this
 
     @property
     def max_points(self) -> float:
@@ -117,7 +118,23 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
                      groups=tuple(groups), performance=perf,
                      test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"),
                      max_file_kib=max_kib,
-                     policy=_policy_rules(data.get("policy", {}), f"{where} [policy]"))
+                     policy=_policy_rules(data.get("policy", {}), f"{where} [policy]"),
+                     flop_factor=_flop_factor(data.get("plausibility", {}),
+                                              f"{where} [plausibility]"))
+
+
+def _flop_factor(table, where: str) -> float:
+    """[plausibility] flop_factor (default 1): how many times the FP32 peak a benchmark's
+    GFLOPS may legitimately reach (grader/scoring.py, check_plausibility)."""
+    table = _table(table, where)
+    unknown = sorted(set(table) - {"flop_factor"})
+    if unknown:
+        raise GraderError(f"{where}: unknown key(s) {', '.join(unknown)} (known: flop_factor)")
+    value = table.get("flop_factor", 1.0)
+    if (isinstance(value, bool) or not isinstance(value, (int, float))
+            or not math.isfinite(value) or not 1 <= value <= 100):
+        raise GraderError(f"{where}: 'flop_factor' must be a number from 1 to 100, got {value!r}")
+    return float(value)
 
 
 def _performance_entries(value, where: str) -> tuple:

@@ -25,7 +25,7 @@ from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, Pe
                             PolicyReport)
 
 GPU_INFO = "labkit_gpu_info"
-CEILINGS = "labkit_gpu_ceilings"   # the HTML report's roofline ceilings (no student code)
+CEILINGS = "labkit_gpu_ceilings"   # the GPU's ceilings: plausibility, roofline (no student code)
 PR_SET_DUMPABLE = 4
 
 # The overall status when labs differ, first match wins, and the exit code it gives.
@@ -130,6 +130,16 @@ def _finish(result: GradeResult) -> None:
                                        for lab in result.labs if lab.status != "graded")
             return
     result.status, result.exit_code = "graded", EXIT_OK
+    withheld = [f"{lab.lab}: {p.name}" for lab in result.labs for p in lab.performance
+                if p.status == scoring.WITHHELD]
+    if withheld:
+        # The harness failed (labkit_gpu_ceilings): a re-grading may succeed, so this is an
+        # error (exit 1; a batch grades it again), with the correctness points kept.
+        why = scoring.ceiling_limits((result.gpu or {}).get("ceilings"))[2]
+        result.status, result.exit_code = "error", EXIT_INTERNAL
+        result.message = (f"performance points withheld ({', '.join(withheld)}): this GPU's "
+                          f"ceilings could not be measured ({why}), so the speeds could not be "
+                          f"checked against what the GPU can do; grade again")
 
 
 def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, build_dir: Path,
@@ -202,8 +212,10 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         return
 
     if run_performance and any(cfg.performance for cfg, _, _ in built):
-        progress("measuring the GPU's ceilings (for the HTML report's roofline)")
+        progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
         gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
+    # Every measured benchmark is checked against them; without them its points are withheld.
+    ceilings = gpu.get("ceilings") or {"error": "the ceilings were not measured"}
 
     # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
     sanitizer = judge.find_sanitizer()
@@ -211,13 +223,14 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         if test_timeout_s is not None:
             cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
         grade_lab(cfg, lab, lab_paths, hashes, run_performance, progress,
-                  sanitize=sanitize, sanitizer=sanitizer)
+                  sanitize=sanitize, sanitizer=sanitizer, ceilings=ceilings)
 
 
 def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None) -> dict:
-    """The roofline's ceilings on this GPU (labkit_gpu_ceilings: cuBLAS SGEMM GFLOP/s, copy
-    GB/s), measured before any student code runs, for the HTML report only: no points depend
-    on them. Never raises: whatever goes wrong is {'error': why}, and the chart says so."""
+    """This GPU's ceilings (labkit_gpu_ceilings: FP32 peak and read GB/s, for the plausibility
+    check; cuBLAS SGEMM GFLOP/s and copy GB/s, for the HTML report's roofline), measured before
+    any student code runs. Never raises: whatever goes wrong is {'error': why}; then no
+    performance points are awarded (scoring.check_plausibility) and the chart says so."""
     try:
         built = build.build_targets(build_dir, [CEILINGS], jobs)
         if not built.ok:
@@ -351,7 +364,12 @@ def _perf_result(p, **changes) -> PerfResult:
 
 def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
-              sanitize: bool = True, sanitizer: str | None = None) -> None:
+              sanitize: bool = True, sanitizer: str | None = None,
+              ceilings: dict | None = None) -> None:
+    """Runs the lab's tests, then its benchmarks, and scores them. `ceilings`: the GPU's
+    figures from measure_ceilings (or {'error': why}), against which every measured benchmark is
+    checked (scoring.check_plausibility); None skips that check (for callers that test the
+    rest: grade() always passes them)."""
     test, worker = lab_paths.test, lab_paths.worker
     try:
         hashes.verify(test.target, worker.target)
@@ -413,6 +431,9 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 _lab_error(cfg, lab, e.message)
                 return
             _benchmark(cfg, lab, lab_paths, progress)
+            if ceilings is not None:
+                scoring.check_plausibility(lab.performance, ceilings, cfg.flop_factor)
+                lab.implausible = any(p.implausible for p in lab.performance)
         for perf in lab.performance:
             perf.points = scoring.score_performance(perf)
 

@@ -24,9 +24,9 @@ import sys
 
 from grader import wheremap
 from grader.errors import EXIT_USAGE, GraderError
-from grader.report import _num, perf_summary
+from grader.report import PERF_PROBLEMS, _num, perf_summary
 from grader.reports import (FAILED_LAB, STATUS_TEXT, _lab_message, _perf_name, clean_text, clip,
-                            is_hidden_group)
+                            flagged_text, is_hidden_group, withheld)
 from grader.results import GradeResult, LabResult, PerfResult
 
 MAX_MAPS = 40             # where-map pictures per page; later maps stay text
@@ -312,10 +312,11 @@ def _failures(result: GradeResult, budget: _Budget) -> list:
                            f"{esc(t.status.replace('_', ' '))}</span></summary>"
                            f"{message_html(t.message or t.status, budget, what)}</details>")
         for p in lab.performance:
-            if p.status in ("failed", "timeout"):
+            if p.status in PERF_PROBLEMS:
+                kind = "implausible" if p.implausible else p.status
                 out.append(f"<details open><summary>{esc(lab.lab)} · performance "
                            f"<code>{esc(_perf_name(lab, p))}</code>: <span class=\"bad\">"
-                           f"{esc(p.status)}</span></summary>{_pre(p.message or p.status)}"
+                           f"{esc(kind)}</span></summary>{_pre(p.message or p.status)}"
                            f"</details>")
     if shown > MAX_FAILURES:
         out.append(f"<p class=\"note\">... and {shown - MAX_FAILURES} more failing tests (all "
@@ -492,9 +493,15 @@ def submission_page(result: GradeResult, name: str = "") -> str:
     if result.status == "no_gpu":
         body.append(f"<div class=\"banner\"><b>Not graded on a GPU:</b> {esc(result.message)}. "
                     f"No GPU points were awarded.</div>")
+    elif withheld(result) and result.message:
+        body.append(f"<div class=\"banner\"><b>Performance not scored:</b> "
+                    f"{esc(clip(result.message, 5, 1000))}</div>")
     elif result.status == "error" and result.message:
         body.append(f"<div class=\"banner\"><b>The grading stopped:</b> "
                     f"{esc(clip(result.message, 5, 1000))}</div>")
+    if flagged_text(result):
+        body.append(f"<div class=\"banner\"><b>Flagged for review:</b> "
+                    f"{esc(flagged_text(result))}.</div>")
     body += ["<h2>Scores</h2>", score_table(result)]
     budget = _Budget(MAX_MAPS)
     problems = _failures(result, budget)
@@ -508,9 +515,13 @@ def submission_page(result: GradeResult, name: str = "") -> str:
         body.append("<h3>Roofline</h3>")
         peak, bw, why = ceilings(result)
         body.append(roofline_chart(result))
+        measured = (result.gpu or {}).get("ceilings") or {}
+        fma, read = measured.get("fp32_peak_gflops"), measured.get("read_gbps")
+        limits = (f"For the plausibility check: FP32 peak (independent FMAs) {fma:,.0f} "
+                  f"GFLOP/s, read {read:,.0f} GB/s. " if _finite(fma) and _finite(read) else "")
         body.append("<p class=\"note\">" + (
             f"Ceilings measured on this GPU in this run: cuBLAS SGEMM {peak:,.0f} GFLOP/s, "
-            f"device-to-device copy {bw:,.0f} GB/s. " if peak
+            f"device-to-device copy {bw:,.0f} GB/s. {limits}" if peak
             else f"No ceilings drawn: {esc(why)}. ")
             + "Arithmetic intensity is the benchmark's flop count over the bytes it declares "
               "(its inputs read once and its output written once): a kernel that reads more "
@@ -648,7 +659,8 @@ def class_page(named: list, title: str = "Class report") -> str:
     body.append("<h2>Submissions</h2>")
     table = ["<table><tr><th>submission</th><th>status</th><th class=\"num\">points</th></tr>"]
     for name, r in named:
-        table.append(f"<tr><td>{esc(name)}</td><td>{esc(r.status)}</td><td class=\"num\">"
+        flag = " <span class=\"bad\">flagged for review</span>" if r.implausible else ""
+        table.append(f"<tr><td>{esc(name)}</td><td>{esc(r.status)}{flag}</td><td class=\"num\">"
                      f"{_pts(r.points)} / {r.max_points:g}</td></tr>")
     body += table + ["</table>"]
     return _page(title, body)

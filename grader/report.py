@@ -11,7 +11,11 @@ MAX_MESSAGE_LINES = 30
 MAX_WARNINGS_SHOWN = 5
 
 _PERF_STATES = {"gated": "not measured: correctness first", "not_run": "not run",
-                "timeout": "benchmark timed out", "failed": "benchmark failed"}
+                "timeout": "benchmark timed out", "failed": "benchmark failed",
+                "withheld": "not scored: GPU ceilings not measured"}
+IMPLAUSIBLE = "IMPLAUSIBLE: flagged for review"
+# Entry statuses that are a problem to show (with the entry's message).
+PERF_PROBLEMS = ("failed", "timeout", "withheld")
 
 
 def _pts(points: float, max_points: float) -> str:
@@ -37,6 +41,8 @@ def _num(x: float, ref: float) -> str:
 
 def perf_summary(p: PerfResult) -> str:
     """'0.0610 [0.0600, 0.0620] band 3/4 speed / cuBLAS' for a measured entry."""
+    if p.implausible:
+        return IMPLAUSIBLE
     if p.status != "measured" or p.metric is None:
         return _PERF_STATES.get(p.status, p.status)
     text = _num(p.metric, p.metric)
@@ -107,15 +113,22 @@ def lab_problems(lab: LabResult) -> list:
         out.append(f"  ... and {len(failures) - MAX_FAILURES_SHOWN} more failing tests "
                    f"(all listed in the results file)")
     for p in lab.performance:
-        if p.status in ("failed", "timeout"):
+        if p.status in PERF_PROBLEMS:
             label = "performance" if len(lab.performance) == 1 else f"performance {p.name}"
-            out.append(f"  [{label}] {p.message.strip()[:2000]}")
+            flag = "IMPLAUSIBLE: " if p.implausible else ""
+            out.append(f"  [{label}] {flag}{p.message.strip()[:2000]}")
     for w in lab.warnings[:MAX_WARNINGS_SHOWN]:
         out.append(f"  {lab.lab}: note: {w}")
     if len(lab.warnings) > MAX_WARNINGS_SHOWN:
         out.append(f"  ... and {len(lab.warnings) - MAX_WARNINGS_SHOWN} more notes (in the "
                    f"results file)")
     return out
+
+
+def implausible_entries(result: GradeResult) -> list:
+    """'<lab>: <entry>' for every performance entry measured faster than the GPU can run."""
+    return [f"{lab.lab}: {p.name or p.benchmark}" for lab in result.labs
+            for p in lab.performance if p.implausible]
 
 
 def render(result: GradeResult, output_path: str | None = None) -> str:
@@ -135,6 +148,14 @@ def render(result: GradeResult, output_path: str | None = None) -> str:
                  + (f"    (results: {output_path})" if output_path else ""))
     if result.status == "no_gpu":
         lines.append(f"NOT GRADED ON A GPU: {result.message}. No GPU points were awarded.")
+    flagged = implausible_entries(result)
+    if flagged:
+        lines.append(f"FLAGGED FOR REVIEW: {', '.join(flagged)} measured faster than this GPU "
+                     f"can run (above its ceilings measured in this grading): not a possible "
+                     f"result, no points for {'it' if len(flagged) == 1 else 'them'}.")
+    if any(p.status == "withheld" for lab in result.labs for p in lab.performance):
+        why = result.message or "the GPU's ceilings were not measured"
+        lines.append(f"PERFORMANCE NOT SCORED: {why}")
     if any(lab.seed is not None for lab in result.labs) and result.seed is None:
         lines.append("Replay a lab's inputs: python3 -m grader grade <lab> --seed <its seed>")
     return "\n".join(lines)

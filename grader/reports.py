@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.report import _num, perf_summary
+from grader.report import PERF_PROBLEMS, _num, implausible_entries, perf_summary
 from grader.results import GradeResult, GroupResult, LabResult, PerfResult
 
 # Lab statuses that leave nothing to show per test: one failing entry carries the message.
@@ -125,6 +125,25 @@ def _lab_message(lab: LabResult) -> str:
     return text or f"{lab.status}: no message recorded"
 
 
+def flagged_text(result: GradeResult) -> str:
+    """The plausibility flag in words ('' when nothing is flagged)."""
+    flagged = implausible_entries(result)
+    if not flagged:
+        return ""
+    return (f"{', '.join(flagged)} measured faster than this GPU can run (above its ceilings "
+            f"measured in this grading): not a possible result, no points for "
+            f"{'it' if len(flagged) == 1 else 'them'}")
+
+
+def withheld(result: GradeResult) -> bool:
+    """Performance points withheld: the GPU's ceilings were not measured (result.message)."""
+    return any(p.status == "withheld" for lab in result.labs for p in lab.performance)
+
+
+def _perf_problem_kind(p: PerfResult) -> str:
+    return "implausible" if p.implausible else p.status
+
+
 def _first_line(text: str, limit: int = 200) -> str:
     line = (text.strip().splitlines() or [""])[0]
     return line if len(line) <= limit else line[:limit - 3] + "..."
@@ -207,9 +226,10 @@ def gradescope_tests(result: GradeResult) -> list:
                                       output, visibility, tags))
         for p in lab.performance:
             full = p.status == "measured" and _cents(p.points) >= _cents(p.max_points)
+            tags = [lab.lab, "performance"] + (["implausible"] if p.implausible else [])
             tests.append(_gs_test(f"{lab.lab} performance: {_perf_name(lab, p)}",
                                   _cents(p.points), _cents(p.max_points), full,
-                                  _gs_perf_output(p), "visible", [lab.lab, "performance"]))
+                                  _gs_perf_output(p), "visible", tags))
     if not tests:   # nothing recorded per lab: the grading stopped before any lab
         tests.append(_gs_test("grading", 0, 0, False,
                               result.message or f"status {result.status}: nothing was graded",
@@ -227,8 +247,12 @@ def _gs_summary(result: GradeResult, tests: list, score: float) -> str:
                      f"{state}{seed}")
     if result.status == "no_gpu":
         lines.append(f"Not graded on a GPU: {result.message}. No GPU points were awarded.")
+    elif withheld(result) and result.message:
+        lines.append(f"Performance not scored: {_first_line(result.message, 500)}")
     elif result.status == "error" and result.message:
         lines.append(f"The grading stopped: {_first_line(result.message, 500)}")
+    if flagged_text(result):
+        lines.append(f"Flagged for review: {flagged_text(result)}.")
     if any(t["visibility"] != "visible" for t in tests):
         lines.append("Hidden tests are shown after the due date; their points are in the total.")
     return "\n".join(lines)
@@ -249,7 +273,7 @@ def gradescope(result: GradeResult) -> dict:
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {"grader_version": result.grader_version, "status": result.status,
-                       "exit_code": result.exit_code},
+                       "exit_code": result.exit_code, "implausible": result.implausible},
         "tests": tests,
     })
 
@@ -323,9 +347,12 @@ def _suite(root: ET.Element, name: str) -> ET.Element:
 
 def _lab_suites(root: ET.Element, lab: LabResult) -> None:
     steps = _suite(root, lab.lab)
-    if lab.seed is not None:
+    if lab.seed is not None or lab.implausible:
         props = ET.SubElement(steps, "properties")
-        ET.SubElement(props, "property", name="seed", value=str(lab.seed))
+        if lab.seed is not None:
+            ET.SubElement(props, "property", name="seed", value=str(lab.seed))
+        if lab.implausible:   # a benchmark faster than the GPU can run: flagged for review
+            ET.SubElement(props, "property", name="implausible", value="true")
     if lab.build is not None or lab.status == "build_failed":
         case = _case(steps, lab.lab, "build", lab.build.seconds if lab.build else 0.0)
         if lab.build is None or not lab.build.ok or lab.status == "build_failed":
@@ -363,8 +390,8 @@ def _lab_suites(root: ET.Element, lab: LabResult) -> None:
                                 f"points\n{out}", "below_target")
                 else:
                     ET.SubElement(case, "system-out").text = clean_text(out)
-            elif p.status in ("failed", "timeout"):
-                _fail(case, p.message or p.status, p.status)
+            elif p.status in PERF_PROBLEMS:
+                _fail(case, p.message or p.status, _perf_problem_kind(p))
             else:
                 _skip(case, p.message or perf_summary(p))
 
@@ -453,9 +480,9 @@ def _md_problems(lab: LabResult) -> list:
                             f"{html.escape(t.status.replace('_', ' '))}",
                             t.message or t.status))
     for p in lab.performance:
-        if p.status in ("failed", "timeout"):
-            out.append((f"{lab_name} · performance {code(_perf_name(lab, p))}: {p.status}",
-                        p.message or p.status))
+        if p.status in PERF_PROBLEMS:
+            out.append((f"{lab_name} · performance {code(_perf_name(lab, p))}: "
+                        f"{_perf_problem_kind(p)}", p.message or p.status))
     return out
 
 
@@ -512,8 +539,12 @@ def markdown(result: GradeResult, level: int = 2) -> str:
     if result.status == "no_gpu":
         out += [f"> **Not graded on a GPU:** {_cell(result.message)}. No GPU points were "
                 f"awarded.", ""]
+    elif withheld(result) and result.message:
+        out += [f"> **Performance not scored:** {_cell(_first_line(result.message, 500))}", ""]
     elif result.status == "error" and result.message:
         out += [f"> **The grading stopped:** {_cell(_first_line(result.message, 500))}", ""]
+    if flagged_text(result):
+        out += [f"> **Flagged for review:** {_cell(flagged_text(result))}.", ""]
     for lab in result.labs:
         out += _md_lab(lab, level)
     problems = [p for lab in result.labs for p in _md_problems(lab)]

@@ -45,7 +45,9 @@ class PerfResult:
     """One graded performance entry ([[performance]] in grading.toml)."""
     max_points: float
     points: float = 0.0
-    status: str = "not_run"   # measured | gated | failed | timeout | not_run
+    # measured | gated | failed | timeout | not_run | withheld (measured, but the GPU's ceilings
+    # were not, so the speed could not be checked: no points; grader/scoring.py)
+    status: str = "not_run"
     metric: float | None = None
     target: float = 0.0
     floor: float = 0.0
@@ -61,6 +63,9 @@ class PerfResult:
     metric_hi: float | None = None   # (counters '<metric>_lo', '<metric>_hi')
     reference: float | None = None   # grading.toml's `reference`: the solution's metric, if given
     bonus: bool = False       # bonus entry: its points count in the score, not in the maximum
+    # Measured faster than the GPU's ceilings allow (scoring.check_plausibility): status 'failed',
+    # 0 points, flagged for review; the counters are kept as measured.
+    implausible: bool = False
 
 
 @dataclasses.dataclass
@@ -96,6 +101,7 @@ class LabResult:
     groups: list = dataclasses.field(default_factory=list)
     performance: list = dataclasses.field(default_factory=list)   # PerfResult per entry
     warnings: list = dataclasses.field(default_factory=list)
+    implausible: bool = False   # a performance entry is implausible: flagged for review
 
 
 @dataclasses.dataclass
@@ -119,10 +125,17 @@ class GradeResult:
     def max_points(self) -> float:
         return round(sum(lab.max_points for lab in self.labs), 2)
 
+    @property
+    def implausible(self) -> bool:
+        """A lab's benchmark was measured faster than the GPU can run: flagged for review."""
+        return any(lab.implausible or any(p.implausible for p in lab.performance)
+                   for lab in self.labs)
+
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["points"] = self.points
         d["max_points"] = self.max_points
+        d["implausible"] = self.implausible
         return d
 
     def to_json(self) -> str:
@@ -133,7 +146,7 @@ class GradeResult:
         """The inverse of to_dict, for a results file read back (grader/reports.py). Checks the
         shape field by field and raises ValueError naming the first field that is missing or of
         the wrong type; keys it does not know (a newer grader's) are ignored, as are the
-        computed 'points' and 'max_points'."""
+        computed 'points', 'max_points' and 'implausible'."""
         return _from_dict(cls, data, "results")
 
 

@@ -51,6 +51,8 @@ def perf_fraction(metric: float, target: float, floor: float, bands: int = 4) ->
 
 
 def score_performance(perf: PerfResult) -> float:
+    """The entry's points: only a measured entry earns any (an implausible or withheld one is
+    not 'measured': check_plausibility below)."""
     if perf.status != "measured" or perf.metric is None:
         return 0.0
     return round_points(perf.max_points * perf_fraction(perf.metric, perf.target, perf.floor,
@@ -67,3 +69,118 @@ def lab_max_points(groups: list, performance: list) -> float:
     above it but never raise what full marks need."""
     return round_points(sum(g.max_points for g in groups)
                         + sum(p.max_points for p in performance if not p.bonus))
+
+
+# ---------------------------------------------------------------------------------------------
+# Plausibility: a speed this GPU cannot reach is not a score.
+#
+# labkit_gpu_ceilings (common/src/gpu_ceilings_main.cu) measures, in the same grading and before
+# any student code runs, the GPU's FP32 peak (independent FMAs on every SM) and its memory
+# bandwidth (a 1 GiB read with 16-byte loads; a 1 GiB copy). A benchmark's counters are
+# lower bounds of the work its kernel did: GFLOPS counts the operation's FLOPs (2 m n k for a
+# matmul), GBps its minimum bytes (inputs read once, outputs written once). Above the ceiling,
+# the time measured cannot have held the work: the entry earns nothing and is flagged.
+#
+# Every entry's GFLOPS and GBps are checked when it reports them (every op family reports both
+# today; for matmul and conv the flops bind, for reduce and SpMV the bytes: the other counter
+# sits far below its ceiling). The margins:
+#   FLOP_MARGIN 0.20: the FMA kernel's median sits within 1-2% of the FP32 peak at the top boost
+#     clock (65.9 of 66.9 TFLOP/s on an H100 SXM, three runs within 0.4%), and the clock itself
+#     can differ between the ceiling's run and a benchmark's (power and thermal state: the top
+#     boost and the clock under a sustained FP32 load differ by up to ~10% on an H100); a
+#     matmul that legitimately does fewer multiplications than 2 m n k (one or two levels of
+#     Strassen: 7/8, 49/64 of them) is still slowed by its extra additions to under the peak.
+#     20% covers all of these; the results this check is for are many times the peak.
+#   BYTE_MARGIN 0.25: the read kernel and the copy reach 90-92% of the HBM's nominal rate
+#     (3.02-3.04 and 2.97 TB/s of 3.35 on an H100), and a tuned streaming kernel gets as far
+#     (lab 05's reference reduction: 3.03 TB/s in the same session, CUB 2.91), so a student's may
+#     beat them by a few percent; and GBps counts minimum bytes, some of which need not reach
+#     DRAM inside the timed window: outputs written may sit in the write-back L2 (50 MB on an
+#     H100) when the timer stops, and SpMV's x, counted once, may come partly from the L2 (on
+#     the 2048^2 Laplacian, y and x are each 8% of the counted bytes). 25% covers both with
+#     room for noise.
+# A lab whose FLOP count over-counts what a legitimate algorithm multiplies (lab 07: FP32
+# Winograd does 2.25x fewer multiplications than direct convolution's FLOP count) sets
+# `[plausibility] flop_factor` in its grading.toml: its FLOP ceiling is the peak times that.
+FLOP_MARGIN = 0.20
+BYTE_MARGIN = 0.25
+
+FLOP_COUNTER, BYTE_COUNTER = "GFLOPS", "GBps"
+WITHHELD = "withheld"   # PerfResult.status of an entry measured without ceilings to check it
+
+
+def _positive(x) -> float | None:
+    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0
+    return float(x) if ok else None
+
+
+def ceiling_limits(ceilings) -> tuple:
+    """(FP32 peak GFLOP/s, memory bandwidth GB/s, why not) from the figures labkit_gpu_ceilings
+    printed (the results' gpu['ceilings']): both numbers and '', or (None, None, why they cannot
+    be used).
+
+    The peak is fp32_peak_gflops, or cuBLAS SGEMM's speed when that is higher (an FP32 SGEMM
+    cannot beat the FP32 peak: a lower FMA figure was disturbed); the bandwidth is the higher of
+    read_gbps and copy_gbps."""
+    if not isinstance(ceilings, dict):
+        return None, None, "they were not measured"
+    if "error" in ceilings:
+        return None, None, " ".join(str(ceilings["error"]).split()) or "unknown error"
+    peak, read = _positive(ceilings.get("fp32_peak_gflops")), _positive(ceilings.get("read_gbps"))
+    missing = [name for name, v in (("fp32_peak_gflops", peak), ("read_gbps", read)) if v is None]
+    if missing:
+        return None, None, f"labkit_gpu_ceilings reported no {' or '.join(missing)}"
+    peak = max(peak, _positive(ceilings.get("sgemm_gflops")) or 0.0)
+    bandwidth = max(read, _positive(ceilings.get("copy_gbps")) or 0.0)
+    return peak, bandwidth, ""
+
+
+def implausibility(counters: dict, peak_gflops: float, bandwidth_gbps: float,
+                   flop_factor: float = 1.0) -> str:
+    """'' when the counters are within what the GPU can do; otherwise why not, one line per
+    counter above its ceiling (the first line is the verdict's summary)."""
+    lines = []
+    gflops, gbps = _positive(counters.get(FLOP_COUNTER)), _positive(counters.get(BYTE_COUNTER))
+    flop_limit = peak_gflops * flop_factor * (1 + FLOP_MARGIN)
+    if gflops is not None and gflops > flop_limit:
+        times = f"{flop_factor:g} x " if flop_factor != 1 else ""
+        allowance = (f" x {flop_factor:g} (this lab's allowance for algorithms that multiply less "
+                     f"than the FLOPs counted)" if flop_factor != 1 else "")
+        lines.append(f"measured {gflops:,.0f} GFLOP/s, above {times}this GPU's FP32 peak of "
+                     f"{peak_gflops:,.0f} GFLOP/s measured in this grading: not a possible "
+                     f"result; the benchmark does not count (flagged for review)")
+        lines.append(f"  (the limit: {flop_limit:,.0f} GFLOP/s, the peak{allowance} plus "
+                     f"{FLOP_MARGIN:.0%} for measurement noise)")
+    byte_limit = bandwidth_gbps * (1 + BYTE_MARGIN)
+    if gbps is not None and gbps > byte_limit:
+        lines.append(f"measured {gbps:,.0f} GB/s, above this GPU's memory bandwidth of "
+                     f"{bandwidth_gbps:,.0f} GB/s measured in this grading: not a possible "
+                     f"result; the benchmark does not count (flagged for review)")
+        lines.append(f"  (the limit: {byte_limit:,.0f} GB/s, the bandwidth plus "
+                     f"{BYTE_MARGIN:.0%} for measurement noise and bytes the L2 holds)")
+    if lines:
+        lines.append("The time measured cannot have held the work counted: the work was done "
+                     "outside the timed window, or not done, or the time is wrong.")
+    return "\n".join(lines)
+
+
+def check_plausibility(performance: list, ceilings, flop_factor: float = 1.0) -> None:
+    """Checks every measured entry of `performance` against the GPU's ceilings (the results'
+    gpu['ceilings']), in place. An entry above a ceiling becomes status 'failed' with
+    implausible = True, no band and why in its message; without usable ceilings every measured
+    entry becomes status 'withheld' (its points are not awarded on trust). Either way it then
+    scores 0 (score_performance). Entries that were not measured are left alone."""
+    peak, bandwidth, why = ceiling_limits(ceilings)
+    for perf in performance:
+        if perf.status != "measured":
+            continue
+        if peak is None:
+            perf.status, perf.band = WITHHELD, None
+            perf.message = (f"not scored: this GPU's ceilings (FP32 peak, memory bandwidth) could "
+                            f"not be measured in this grading ({why}), so this speed cannot be "
+                            f"checked against what the GPU can do, and no performance points are "
+                            f"awarded on trust; grade again")
+            continue
+        message = implausibility(perf.counters, peak, bandwidth, flop_factor)
+        if message:
+            perf.status, perf.band, perf.implausible, perf.message = "failed", None, True, message

@@ -316,11 +316,33 @@ def fake_worker(path: Path) -> Path:
     return write_executable(path, "print('fake worker')\n")
 
 
-def fake_gpu_info(path: Path, gpu: dict) -> Path:
+# What the fake labkit_gpu_ceilings prints: an H100 SXM's figures (common/src/gpu_ceilings_main.cu).
+FAKE_CEILINGS = {"sgemm_gflops": 50900.0, "copy_gbps": 2970.0, "fp32_peak_gflops": 65900.0,
+                 "read_gbps": 3040.0, "sgemm_n": 4096.0, "samples": 7.0}
+
+
+def fake_gpu_info(path: Path, gpu: dict, ceilings: dict | None = FAKE_CEILINGS) -> Path:
+    """A fake labkit_gpu_info printing `gpu`; beside it, unless `ceilings` is None, a fake
+    labkit_gpu_ceilings printing `ceilings` (the grader runs it from the probe's folder)."""
+    if ceilings is not None:
+        fake_gpu_ceilings(Path(path).parent / "labkit_gpu_ceilings", ceilings)
     return write_executable(path, f"""
         print("some driver chatter")
         print(json.dumps({gpu!r}))
         sys.exit(0 if {gpu.get('available')!r} else 1)
+    """)
+
+
+def fake_gpu_ceilings(path: Path, ceilings: dict | None = FAKE_CEILINGS,
+                      exit_code: int = 0, stderr: str = "") -> Path:
+    """A fake labkit_gpu_ceilings: prints `ceilings` as its JSON line (nothing when None),
+    `stderr` on stderr, and exits `exit_code`."""
+    return write_executable(path, f"""
+        if {stderr!r}:
+            print({stderr!r}, file=sys.stderr)
+        if {ceilings!r} is not None:
+            print(json.dumps({ceilings!r}))
+        sys.exit({exit_code!r})
     """)
 
 
@@ -419,5 +441,6 @@ def real_or_fake_policy():
 
 
 __all__ = ["write_executable", "fake_judge", "fake_bench", "fake_worker", "fake_gpu_info",
+           "fake_gpu_ceilings", "FAKE_CEILINGS",
            "read_log", "write_manifest", "FakePolicy", "FakeViolation", "use_policy",
            "real_or_fake_policy", "FAIL_MESSAGE", "SKIP_LINE", "ERROR_MESSAGE", "WORKER_EVENT"]

@@ -485,9 +485,9 @@ class GradeFlowTest(TempDirTest):
                                       ("build", [f"{LAB}_student"]),
                                       ("build", [f"{LAB}_worker", f"{LAB}_test", f"{LAB}_bench"]),
                                       ("build", ["labkit_gpu_ceilings"])])
-        # The roofline's ceilings: no such tool in the fake build, so no ceilings, no failure.
-        self.assertEqual(list(r.gpu["ceilings"]), ["error"])
-        self.assertIn("labkit_gpu_ceilings", r.gpu["ceilings"]["error"])
+        # The GPU's ceilings, from the fake labkit_gpu_ceilings beside the probe (fakes.py);
+        # without them no performance points (test_plausibility.py).
+        self.assertEqual(r.gpu["ceilings"], fakes.FAKE_CEILINGS)
         self.assertEqual(lab.binaries, {
             f"{LAB}_test": judge.file_sha256(self.fake.test_bin),
             f"{LAB}_bench": judge.file_sha256(self.fake.bench_bin),
