@@ -6,6 +6,9 @@
   3. grade every case of the corpus, tests/submissions/<lab>/<case>/ (wrong, cheating and
      unusual submissions), in parallel, and compare each verdict with
      tests/submissions/<lab>/cases.toml;
+     A case with `max_ratio = X` is always benchmarked, and every performance entry that
+     measured a ratio (an entry that failed, was gated or was not run has none) must be <= X:
+     for cheats whose right verdict is "no gain" rather than a given band;
   4. with --repeat-check: grade each case marked `repeat = true`, and the solutions of those
      cases' labs, 5 times
      more without --seed (the grader derives the seed from the files) and require identical
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import queue
@@ -46,7 +50,11 @@ EPS = 1e-6
 BUILD_VERDICTS = ("ok", "fail", "rejected")
 LEVELS = ("full", "partial", "zero")
 CASE_KEYS = {"build", "correctness", "performance", "fails", "feedback", "why", "alone", "repeat",
-             "sanitize"}
+             "sanitize", "max_ratio"}
+# A performance entry's ratio counts as measured in these states (grader/results.py PerfResult):
+# 'withheld' was measured but not scored (the GPU's ceilings were not measured). 'failed'
+# (an error, a wrong output, or a speed past the ceilings), 'gated', 'timeout', 'not_run': none.
+MEASURED = ("measured", "withheld")
 
 
 # ---------------------------------------------------------------------------- labs and corpus
@@ -113,6 +121,13 @@ def load_corpus(labs: list, names: list | None = None) -> list:
                 errors.append(f"{where}: bad correctness {spec.get('correctness')!r}")
             if spec.get("performance", "any") not in LEVELS + ("any",):
                 errors.append(f"{where}: bad performance {spec.get('performance')!r}")
+            if "max_ratio" in spec:
+                limit = spec["max_ratio"]
+                if isinstance(limit, bool) or not isinstance(limit, (int, float)) or limit <= 0:
+                    errors.append(f"{where}: max_ratio must be a positive number, got {limit!r}")
+                elif spec.get("build") != "ok":
+                    errors.append(f"{where}: max_ratio needs build = \"ok\" (nothing is "
+                                  f"benchmarked otherwise)")
             cases.append(Case(lab, name, spec))
     if errors:
         raise SystemExit("tests/submissions is inconsistent:\n  " + "\n  ".join(errors))
@@ -140,6 +155,12 @@ def stage_case(case: Case, root: Path) -> Path:
 
 # ---------------------------------------------------------------------------- grader calls
 _HELP: str | None = None
+# Every results file read, with the hash of what was read: a process of a submission that
+# outlived its grading (a daemon rewriting the grader's -o file once the grader has ended) shows
+# as a file that changed afterwards (check_results_unchanged).
+_READ_RESULTS: list = []
+_READ_LOCK = threading.Lock()
+SETTLE_S = 5.0   # how long after the last grading the results files are hashed again
 
 
 def grader_supports(flag: str) -> bool:
@@ -177,14 +198,58 @@ def run_grader(args: list, out: Path, build_dir: Path, seed: int | None = SEED,
     wall = time.monotonic() - t0
     result = None
     if out.is_file():
+        data = out.read_bytes()
+        with _READ_LOCK:
+            _READ_RESULTS.append((out, hashlib.sha256(data).hexdigest(), time.monotonic()))
         try:
-            result = json.loads(out.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
+            result = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
             output += f"\n(results file unreadable: {e})"
     if timed_out:
         output += f"\n(the grader was killed after {limit_s:g} s)"
     return {"rc": proc.returncode, "result": result, "output": output, "wall": wall,
             "timed_out": timed_out}
+
+
+def check_results_unchanged() -> list:
+    """Problems: results files that changed (or vanished) after they were read. Waits until
+    SETTLE_S seconds have passed since the last one was read."""
+    with _READ_LOCK:
+        read = list(_READ_RESULTS)
+    if not read:
+        return []
+    wait = SETTLE_S - (time.monotonic() - max(t for _, _, t in read))
+    if wait > 0:
+        time.sleep(wait)
+    problems = []
+    for path, digest, _ in read:
+        try:
+            now = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError:
+            now = None
+        if now != digest:
+            problems.append(f"{path} {'vanished' if now is None else 'changed'} after the grader "
+                            f"ended: a process of a graded submission outlived its grading")
+    return problems
+
+
+def preflight(paths: list) -> list:
+    """Problems with the folders this run writes: each must be writable by the user running it
+    (a run as root before leaves root-owned build/check-* or results behind, which a run as an
+    ordinary user cannot replace). Nothing here needs root."""
+    problems = []
+    for path in paths:
+        probe = path
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        if not os.access(probe, os.W_OK | os.X_OK):
+            problems.append(f"{probe} is not writable by uid {os.getuid()}")
+            continue
+        if path.is_dir():
+            for sub in path.iterdir():
+                if sub.is_dir() and not os.access(sub, os.W_OK | os.X_OK):
+                    problems.append(f"{sub} is not writable by uid {os.getuid()}")
+    return problems
 
 
 def lab_result(result: dict | None, lab: str) -> dict | None:
@@ -223,6 +288,25 @@ def perf_level(lab: dict) -> str:
     if full:
         return "full"
     return "zero" if all(e.get("points", 0) <= EPS for e in entries) else "partial"
+
+
+def measured_ratios(lab: dict) -> list:
+    """(entry name, ratio) of every performance entry that measured a ratio: the graded metric
+    when it is the ratio, else the benchmark's `ratio` counter. An entry that failed (an error,
+    a wrong output, implausibly fast), was gated or was not run has none."""
+    out = []
+    for e in perf_entries(lab):
+        status = e.get("status")
+        if status is not None and status not in MEASURED:
+            continue
+        value = None
+        if e.get("metric_name", "ratio") == "ratio":
+            value = e.get("metric")
+        if not isinstance(value, (int, float)):
+            value = (e.get("counters") or {}).get("ratio")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append((e.get("name") or e.get("benchmark") or "performance", float(value)))
+    return out
 
 
 def build_verdict(lab: dict) -> str:
@@ -276,6 +360,12 @@ def judge_case(case: Case, graded: dict) -> dict:
         want = case.want(key)
         if want != "any" and want != row[key]:
             row["problems"].append(f"{key}: expected {want}, got {row[key]}")
+    limit = case.spec.get("max_ratio")
+    if limit is not None:
+        for name, ratio in measured_ratios(lab):
+            if ratio > limit + EPS:
+                row["problems"].append(f"max_ratio: {name} measured a ratio of {ratio:.3g}, "
+                                       f"above {limit:g}")
     failing = failing_tests(lab)
     for part in case.spec.get("fails", []):
         if not any(part in t.get("name", "") for t in failing):
@@ -333,6 +423,12 @@ def main(argv=None) -> int:
         print("no labs (labs/*/grading.toml)")
         return 2
     cases = load_corpus(labs, args.cases)
+    slot_dirs = [REPO / "build" / f"check-{i}" for i in range(max(1, args.workers))]
+    problems = preflight([args.out, *slot_dirs])
+    if problems:
+        print("gpu_check: cannot write where it must (remove or chown these, e.g. after a run as "
+              "root):\n  " + "\n  ".join(problems))
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     ok = True
@@ -358,9 +454,10 @@ def main(argv=None) -> int:
         if has["--jobs"]:
             flags += ["--jobs", str(jobs)]
         # Benchmarks hold the GPU alone, one case at a time: a case whose performance verdict
-        # is not asserted ("any") skips them unless --bench-any asks for its figures.
+        # is not asserted ("any") skips them unless --bench-any asks for its figures, or its
+        # `max_ratio` bounds what they measure.
         if (case is not None and case.want("performance") == "any" and not args.bench_any
-                and has["--no-performance"]):
+                and "max_ratio" not in case.spec and has["--no-performance"]):
             flags.append("--no-performance")
         return flags
 
@@ -467,6 +564,9 @@ def main(argv=None) -> int:
     rows.sort(key=lambda r: r["case"])
     bad = [r for r in rows if r["problems"]]
     ok &= not bad
+    outlived = check_results_unchanged()
+    ok &= not outlived
+    summary += outlived
 
     # ---- 4. repeat check: same submission, no --seed, identical scores
     repeat_lines = []
