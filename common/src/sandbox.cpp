@@ -88,6 +88,7 @@ constexpr Named kNames[] = {
     {SYS_clone3, "clone3"}, {SYS_openat2, "openat2"}, {SYS_pidfd_getfd, "pidfd_getfd"},
     {SYS_sched_getparam, "sched_getparam"}, {SYS_sched_getscheduler, "sched_getscheduler"},
     {SYS_getcpu, "getcpu"}, {SYS_msync, "msync"}, {SYS_mincore, "mincore"},
+    {SYS_shutdown, "shutdown"},
 };
 
 // Allowed whatever their arguments. Nothing here creates a process or thread, opens a file
@@ -241,7 +242,12 @@ void on_sigsys(int, siginfo_t* info, void* context) {
       r[REG_RAX] = -EAGAIN;
       return;
     }
-    line.put(") carried out");
+    line.put(") carried out, arguments ");
+    line.put(static_cast<long>(r[REG_RDI]));
+    line.put(" ");
+    line.put(static_cast<long>(r[REG_RSI]));
+    line.put(" ");
+    line.put(static_cast<long>(r[REG_RDX]));
     line.emit(g_survey_fd);
     r[REG_RAX] = labkit_sandbox_trampoline(nr, r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10],
                                            r[REG_R8], r[REG_R9]);
@@ -315,6 +321,10 @@ std::string confine(Mode mode) {
   // Limits may be read, not set.
   p.allow_if_arg_equals(SYS_prlimit64, 2, 0, deny);
   p.allow_if_arg_in(SYS_fcntl, 1, kFcntlAllowed, deny);
+  if (mode == Mode::kReplay) {
+    for (long nr : {SYS_sendto, SYS_recvfrom, SYS_sendmsg, SYS_recvmsg, SYS_shutdown}) p.allow(nr);
+    p.allow_unless_arg_bits(SYS_openat, 2, O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND, deny);
+  }
   p.ret(deny);
 
   const std::vector<sock_filter>& code = p.code();

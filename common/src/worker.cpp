@@ -123,7 +123,8 @@ std::string validate(const p::Request& r, uint64_t arena_bytes) {
 
 class Runner {
  public:
-  Runner(const std::vector<Variant>& variants, Arena& arena) : variants_(variants), arena_(arena) {}
+  Runner(const std::vector<Variant>& variants, Arena& arena, bool replay = false)
+      : variants_(variants), arena_(arena), replay_(replay) {}
 
   p::Reply handle(const p::Request& req) {
     p::Reply reply;
@@ -132,6 +133,7 @@ class Runner {
     if (!arena_.ensure(req.arena_bytes)) return bad(reply, "cannot map the arena");
     const auto op = static_cast<p::Op>(req.op);
     if (op == p::Op::kHello) return hello(reply);
+    if (op == p::Op::kPing) return reply;
     if (op != p::Op::kBenchTimed) {
       const std::string problem = validate(req, arena_.size());
       if (!problem.empty()) return bad(reply, problem);
@@ -180,7 +182,9 @@ class Runner {
     if (!confined_) {
       const char* mode = std::getenv("LABKIT_SANDBOX");
       const bool survey = mode != nullptr && std::strcmp(mode, "survey") == 0;
-      const std::string why = sandbox::confine(survey ? sandbox::Mode::kSurvey : sandbox::Mode::kEnforce);
+      const std::string why = sandbox::confine(survey   ? sandbox::Mode::kSurvey
+                                               : replay_ ? sandbox::Mode::kReplay
+                                                         : sandbox::Mode::kEnforce);
       if (!why.empty()) {
         reply.status = static_cast<uint32_t>(p::Status::kNoDevice);
         set_message(reply, "the worker could not confine itself: " + why);
@@ -388,6 +392,7 @@ class Runner {
 
   const std::vector<Variant>& variants_;
   Arena& arena_;
+  bool replay_;            // under compute-sanitizer: sandbox::Mode::kReplay
   uint32_t confined_ = 0;  // 1: enforced, 2: survey (not confined: never for grading)
   cudaStream_t test_stream_ = nullptr;
   cudaStream_t bench_stream_ = nullptr;
@@ -435,7 +440,7 @@ int replay(const char* path, const std::vector<Variant>& variants) {
   g_guard_bytes = 0;
   Arena arena(-1);
   arena.adopt(std::move(arena_bytes));
-  Runner runner(variants, arena);
+  Runner runner(variants, arena, true);
   p::Reply hello_req_reply = runner.handle([] {
     p::Request h;
     h.op = static_cast<uint32_t>(p::Op::kHello);
@@ -465,9 +470,16 @@ int main(int argc, char** argv, const std::vector<Variant>& variants) {
   }
   Arena arena(p::kArenaFd);
   Runner runner(variants, arena);
+  bool benchmarking = false;
   for (;;) {
     p::Request req;
+    // In a benchmark the next request follows within microseconds of the last reply: poll for
+    // it instead of sleeping, so the wake-up is not in the judge's window (the calibration
+    // worker does the same, so what remains is calibrated away).
+    if (benchmarking) spin_until_readable(p::kRequestFd, 0.05);
     if (!read_full(p::kRequestFd, &req, sizeof(req))) return 0;  // the judge closed the pipe
+    benchmarking = req.op == static_cast<uint32_t>(p::Op::kPing) ||
+                   req.op == static_cast<uint32_t>(p::Op::kBenchTimed);
     if (req.op == static_cast<uint32_t>(p::Op::kQuit)) return 0;
     const p::Reply reply = runner.handle(req);
     std::fflush(stdout);

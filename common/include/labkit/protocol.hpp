@@ -32,6 +32,8 @@ enum class Op : uint32_t {
   kBenchTimed = 5,  // call the launcher once on those buffers, device-wide sync, reply; the
                     // judge's clock around it is the time (the events only ever lengthen it)
   kQuit = 8,
+  kPing = 9,        // nothing: answered at once. The judge sends one before each timed call so
+                    // that the worker is awake (polling its pipe) when the clock starts
 };
 
 enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };

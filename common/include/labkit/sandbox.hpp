@@ -28,7 +28,10 @@ namespace labkit::sandbox {
 
 inline constexpr int kSandboxExitCode = 159;  // 128 + SIGSYS
 
-enum class Mode { kEnforce, kSurvey };
+// kReplay: the worker replays one saved call under compute-sanitizer, whose code inside the
+// process talks to the tool over a socket it already holds and reads files: the same filter plus
+// send/receive on held descriptors and openat for reading only (no write, create or truncate).
+enum class Mode { kEnforce, kReplay, kSurvey };
 
 // Confines the calling process (all threads). Returns "" on success, else why it could not
 // (an architecture without the filter, a kernel without seccomp): the caller must then not
