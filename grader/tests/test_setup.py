@@ -31,9 +31,9 @@ TEST_COMMAND = REPO / "scripts" / "test"
 
 # What the scripts run, taken from this machine.
 REAL = ("bash", "sh", "env", "dirname", "sort", "head", "awk", "sed", "paste", "find", "ls",
-        "cat", "rm", "mkdir", "printf", "tr", "grep")
+        "cat", "rm", "mkdir", "printf", "tr", "grep", "readlink")
 # Only looked for, never run for real here.
-PRESENT = ("g++", "objdump", "readelf", "nm", "c++filt", "ninja", "nvcc")
+PRESENT = ("g++", "objdump", "readelf", "nm", "c++filt", "ninja", "nvcc", "cuobjdump")
 
 
 def _script(path: Path, text: str) -> None:
