@@ -267,7 +267,8 @@ def build_targets(build_dir: Path, targets: list, jobs: int | None = None) -> Bu
     if ok:
         refused = check_linked_workers(build_dir, targets)
         if refused:
-            return BuildResult(ok=False, seconds=proc.seconds, log="", hint=refused)
+            return BuildResult(ok=False, seconds=proc.seconds, log="", hint=refused,
+                               refused=True)
     return BuildResult(ok=ok, seconds=proc.seconds, log="" if ok else _relevant_log(proc.output),
                        hint="" if ok else explain_build_failure(proc.output))
 

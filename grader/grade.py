@@ -309,6 +309,9 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     rest = build.build_targets(build_dir, [lab_paths.worker.target, lab_paths.test.target,
                                            lab_paths.bench.target], jobs)
     lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
+    if rest.refused:
+        _refuse_linked_worker(lab, lab_paths, stage_dir, rest)
+        return False
     if not rest.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
         return False
@@ -320,6 +323,28 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         return False
     lab.binaries[GPU_INFO] = hashes.digest(GPU_INFO)
     return True
+
+
+# The policy rule recorded when the linked worker is refused (grader/build.py,
+# check_linked_workers): the object passed the object stage, the worker made from it did not.
+LINKED_WORKER_RULE = "executable_memory"
+
+
+def _refuse_linked_worker(lab: LabResult, lab_paths: manifest.LabPaths, stage_dir: Path,
+                          rest: BuildResult) -> None:
+    """The worker compiled and linked, but build.check_linked_workers refused it (an executable
+    stack, a writable and executable segment) and deleted it: a refusal of the policy, like the
+    object stage's, so status 'rejected' with the finding among the policy's violations and in
+    the lab's message; the build itself succeeded."""
+    why = build.readable(rest.hint, stage_dir)
+    lab.build = BuildResult(ok=True, seconds=lab.build.seconds)
+    violation = {"rule": LINKED_WORKER_RULE, "symbol": lab_paths.worker.target, "message": why}
+    before = lab.policy or PolicyReport(ok=True)
+    lab.policy = PolicyReport(ok=False, violations=[*before.violations, violation],
+                              seconds=before.seconds)
+    lab.status = "rejected"
+    lab.message = (f"policy: 1 problem found in the linked worker: the submission was not run\n"
+                   f"  - [{LINKED_WORKER_RULE}] {why}")
 
 
 def _policy_stage(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,

@@ -74,6 +74,10 @@ class BuildResult:
     seconds: float = 0.0
     log: str = ""         # the compiler's output, trimmed to what matters
     hint: str = ""
+    # It compiled and linked, but a linked worker was refused (build.check_linked_workers: an
+    # executable stack or a writable and executable segment; the reason in `hint`): a policy
+    # refusal, which grade records as status 'rejected', not as a build failure.
+    refused: bool = False
 
 
 @dataclasses.dataclass

@@ -82,6 +82,7 @@ class LinkedProgramTest(unittest.TestCase):
                     mock.patch.object(build.runner, "run", return_value=done):
                 result = build.build_targets(Path(tmp), ["01_naive_matmul_worker"])
             self.assertFalse(result.ok)
+            self.assertTrue(result.refused)   # grade records it as 'rejected', not build_failed
             self.assertIn("executable stack", result.hint)
 
     def test_unlisted_worker_or_no_manifest_is_refused(self):

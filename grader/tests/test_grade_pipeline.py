@@ -434,7 +434,8 @@ class GradeFlowTest(TempDirTest):
         self.policy = fakes.FakePolicy()
 
     def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None,
-                  secret=b"", write_manifest=True, config=None, on_probe=None, on_build=None):
+                  secret=b"", write_manifest=True, config=None, on_probe=None, on_build=None,
+                  worker_refused=None):
         self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(), benches(0.03), gpu=gpu)
         if not write_manifest:
             self.fake.manifest.unlink()
@@ -450,6 +451,9 @@ class GradeFlowTest(TempDirTest):
             self.calls.append(("build", targets))
             if on_build and f"{LAB}_worker" in targets:
                 on_build()
+            if worker_refused and f"{LAB}_worker" in targets:
+                # build.check_linked_workers refused the linked worker (and deleted it)
+                return BuildResult(ok=False, seconds=1.0, hint=worker_refused, refused=True)
             if targets == ["labkit_gpu_info"] or lab_build_ok:
                 return BuildResult(ok=True, seconds=1.0)
             return BuildResult(ok=False, seconds=1.0,
@@ -554,6 +558,34 @@ class GradeFlowTest(TempDirTest):
         text = report.render(r)
         self.assertIn("REJECTED by the policy check", text)
         self.assertIn("forbid_imports: cudaMemcpy: the launcher must not copy", text)
+
+    def test_refused_linked_worker_is_rejected_not_a_build_failure(self):
+        # The object passed the policy; the worker linked from it asks for an executable stack
+        # (grader/build.py refuses and deletes it): a policy refusal, status 'rejected'.
+        why = ("the worker linked from your file was refused: it asks for an executable stack "
+               f"(PT_GNU_STACK RWE). Memory that is both writable and executable ... "
+               f"({self.build_dir}/submission/{LAB}/matmul.cu)")
+        r = self.run_grade(worker_refused=why)
+        lab = r.labs[0]
+        self.assertEqual((r.status, r.exit_code), ("rejected", 4))
+        self.assertEqual(lab.status, "rejected")
+        self.assertEqual(lab.points, 0.0)
+        self.assertTrue(lab.build.ok)            # it compiled and linked
+        self.assertFalse(lab.build.refused)
+        self.assertEqual(lab.build.seconds, 2.0)  # the student object's build and the rest's
+        self.assertFalse(lab.policy.ok)
+        (v,) = lab.policy.violations
+        self.assertEqual((v["rule"], v["symbol"]), (grade.LINKED_WORKER_RULE, f"{LAB}_worker"))
+        self.assertIn("executable stack", v["message"])
+        self.assertIn("executable stack", lab.message)
+        self.assertNotIn(str(self.build_dir), lab.message)   # staged paths shown as the student's
+        self.assertIn(f"{LAB}/matmul.cu", lab.message)
+        self.assertEqual(self.fake.runs(), [])                # nothing run
+        self.assertEqual(lab.binaries, {})
+        text = report.render(r)
+        self.assertIn("REJECTED by the policy check", text)
+        self.assertIn("executable stack", text)
+        self.assertNotIn("build_failed", json.dumps(r.to_dict()))
 
     def test_policy_check_that_breaks_runs_nothing(self):
         self.policy = fakes.FakePolicy(error=RuntimeError("nm: not found"))
