@@ -4,7 +4,8 @@
 //   fresh for every call), the work (FLOP, minimum bytes), and the baseline: the vendor
 //   library, or a measured-bandwidth roof, run in the judge's own process on the same inputs.
 //
-// The judge owns every device buffer of a benchmark and shares it with the worker by CUDA IPC.
+// The worker allocates a benchmark's device buffers (its launcher runs on its own memory) and
+// hands them to the judge by CUDA IPC; the judge checks their sizes and writes the canaries.
 // For each timed call the framework, in the judge: poisons the outputs and fills the in-out
 // buffers (workspaces: scratch) with fresh garbage; then, ON ITS OWN CLOCK, writes the fresh
 // inputs (a new seed each call, so no result can be cached or replayed), flushes L2, asks the
@@ -19,8 +20,9 @@
 // and reports Google Benchmark counters:
 //   ratio, ratio_lo, ratio_hi   baseline time / student time (medians) and its interval
 //   GFLOPS, baseline_GFLOPS, GBps, baseline_GBps, student_ms, baseline_ms, *_iqr, samples,
-//   overhead_ms (the calibrated window), untimed_work_calls (calls whose window held clearly
-//   more than the worker's events: work off the stream or on the CPU)
+//   overhead_ms (the calibrated window), judged_ms (the window less it), worker_event_ms (the
+//   worker's events), untimed_work_calls (calls whose window held clearly more than the
+//   worker's events: work off the stream or on the CPU)
 // Smoke mode (--smoke) runs few calls at small sizes; without a GPU the program exits 77.
 #pragma once
 

@@ -1,8 +1,8 @@
 // The judge <-> worker wire format. The worker runs the student's code; the judge holds the
 // reference, the comparison and the clock. Messages are fixed-size plain structs sent over
 // pipes. Correctness tests move their bulk data (inputs, outputs) through a shared memory
-// arena both processes map; benchmarks through device buffers the judge owns and shares with
-// the worker by CUDA IPC. Every request carries a fresh nonce the reply must echo. The judge
+// arena both processes map; benchmarks through the worker's device buffers, which the judge
+// maps by CUDA IPC and fills and reads itself. Every request carries a fresh nonce the reply must echo. The judge
 // checks every field of every reply: a worker is untrusted.
 #pragma once
 
