@@ -439,6 +439,12 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         group.tests = [gtest.result_for(run, n) for n in selected[g.name]]
         group.points = scoring.score_group(group)
         lab.groups.append(group)
+    cpu_calls = scoring.host_compute_tests(lab.groups)
+    if cpu_calls:
+        reason = (f"no correctness points: {len(cpu_calls)} call(s) computed on the CPU "
+                  f"(first: {cpu_calls[0].name}); the launcher must only put work on the GPU")
+        scoring.void_correctness(lab.groups, reason)
+        lab.message = (lab.message + "\n" if lab.message else "") + reason
 
     lab.performance = [_perf_result(p) for p in cfg.performance]
     if lab.performance:

@@ -17,7 +17,9 @@ from pathlib import Path
 from grader import judge, runner
 from grader.results import TestResult
 
-JUDGE_STATUSES = ("passed", "failed", "crashed", "timeout", "skipped")
+# host_compute: the worker spent CPU time the call cannot need (common/src/judge.cpp): the lab
+# earns no correctness points (grade.py).
+JUDGE_STATUSES = ("passed", "failed", "crashed", "timeout", "skipped", "host_compute")
 MAX_MESSAGE = 20000   # characters kept of one test's message
 
 

@@ -19,6 +19,19 @@ def score_group(group: GroupResult) -> float:
     return round_points(share * group.passed_count)
 
 
+def host_compute_tests(groups: list) -> list:
+    """The tests whose call the worker computed on the CPU (status host_compute)."""
+    return [t for g in groups for t in g.tests if t.status == "host_compute"]
+
+
+def void_correctness(groups: list, reason: str) -> None:
+    """No correctness points at all: a lab with a call computed on the CPU earns none."""
+    for g in groups:
+        if g.tests:
+            g.points = 0.0
+            g.note = reason
+
+
 def all_correct(groups: list) -> bool:
     """Correctness gates performance: every test of every group that has tests passed."""
     present = [g for g in groups if g.tests]

@@ -112,6 +112,7 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
     case Outcome::kProtocolError: return fail("crashed", r.message);
     case Outcome::kNoDevice: return fail("crashed", r.message);
     case Outcome::kRefused: return fail("failed", "the worker refused the call: " + r.message);
+    case Outcome::kHostCompute: return fail("host_compute", r.message);
   }
 
   std::string problems;

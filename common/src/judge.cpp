@@ -61,6 +61,28 @@ bool survey_allowed() {
   return mode != nullptr && std::strcmp(mode, "survey") == 0;
 }
 
+// The CPU time (user + system, all threads) of process `pid` in ms, from /proc: -1 when it
+// cannot be read (the process is gone, or /proc hides it).
+double cpu_ms(pid_t pid) {
+  if (pid <= 0) return -1;
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (f == nullptr) return -1;
+  char buf[1024] = {};
+  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(buf, ')');
+  if (n == 0 || close == nullptr) return -1;
+  // After "pid (comm)": state(3) ppid pgrp session tty_nr tpgid flags minflt cminflt majflt
+  // cmajflt utime(14) stime(15).
+  unsigned long long utime = 0, stime = 0;
+  if (std::sscanf(close + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                  &stime) != 2) {
+    return -1;
+  }
+  const long ticks = ::sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? 1000.0 * static_cast<double>(utime + stime) / static_cast<double>(ticks) : -1;
+}
+
 // A nonce no worker can predict: each request's reply must echo it.
 uint64_t fresh_nonce() {
   static std::mt19937_64 gen([] {
@@ -295,6 +317,7 @@ const char* outcome_name(Outcome o) {
     case Outcome::kProtocolError: return "protocol_error";
     case Outcome::kNoDevice: return "no_device";
     case Outcome::kRefused: return "refused";
+    case Outcome::kHostCompute: return "host_compute";
   }
   return "?";
 }
@@ -606,8 +629,30 @@ OpResult Worker::run(const OpCall& call) {
   const size_t calls = std::max<size_t>(call.inputs.size(), 1);
   impl_->layout(call, req, calls, false);
   p::Reply reply;
+  if (impl_->pid < 0 && !impl_->start_and_greet(result.message)) {
+    result.outcome = Outcome::kNoDevice;
+    return result;
+  }
+  const pid_t pid = impl_->pid;
+  const double cpu_before = cpu_ms(pid);
   result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s * calls, result.message);
+  const double cpu_after = cpu_ms(pid);
+  if (cpu_before >= 0 && cpu_after >= 0) result.worker_cpu_ms = cpu_after - cpu_before;
   result.log = tail_of(impl_->read_log(), 2000);
+  uint64_t bytes = 0;
+  for (const BufferSpec& b : call.buffers) bytes += b.bytes() * calls * (b.role == p::Role::kInOut ? 2 : 1);
+  const double allowed = host_cpu_allowance_ms(bytes);
+  if (result.outcome == Outcome::kOk && result.worker_cpu_ms > allowed) {
+    std::ostringstream os;
+    os << "the worker used " << static_cast<long>(result.worker_cpu_ms)
+       << " ms of CPU time during this call (moving its data and launching need at most "
+       << static_cast<long>(allowed)
+       << " ms): the launcher must only put work on the GPU; computing on the CPU is not "
+          "allowed, and a lab with such a call earns no correctness points";
+    result.outcome = Outcome::kHostCompute;
+    result.message = os.str();
+    return result;
+  }
   result.cuda_error = reply.cuda_error;
   result.failed_call = static_cast<int>(reply.failed_call);
   if (result.outcome == Outcome::kCrashed || result.outcome == Outcome::kTimeout ||
@@ -783,6 +828,13 @@ std::vector<std::string> Worker::variants() {
 Worker& shared_worker() {
   static Worker worker(worker_options());
   return worker;
+}
+
+double host_cpu_allowance_ms(uint64_t bytes) {
+  // A second for the launcher, allocation, module loading and waiting (a blocking wait: the
+  // worker sleeps on the GPU), and 4 ms per MiB copied and compared (pageable copies run at
+  // well over 1 GB/s of CPU time). One core of CPU arithmetic on a large call is far above.
+  return 1000.0 + 4.0 * static_cast<double>(bytes) / (1 << 20);
 }
 
 int kill_strays() {

@@ -162,6 +162,17 @@ int main() {
 #elif FAKE_MODE == 10  // confined: tries what the variant names
     attempt(std::string(req.variant, strnlen(req.variant, p::kNameLen)));
     send(r);
+#elif FAKE_MODE == 12  // computes on the CPU (1.5 s of it) and answers
+    {
+      volatile double x = 0;
+      timespec start{}, now{};
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+      do {
+        for (int i = 0; i < 100000; ++i) x = x + 1.0;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+      } while ((now.tv_sec - start.tv_sec) + 1e-9 * (now.tv_nsec - start.tv_nsec) < 1.5);
+    }
+    send(r);
 #elif FAKE_MODE == 11  // a reply that answers some other request
     r.nonce = req.nonce ^ 0x10;
     send(r);

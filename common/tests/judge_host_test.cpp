@@ -91,6 +91,19 @@ TEST(JudgeHost, ARepliesOutOfTurnAreProtocolErrors) {
   EXPECT_EQ(c.outcome, Outcome::kProtocolError) << c.message;
 }
 
+TEST(JudgeHost, CpuTimeSpentInACallIsHostCompute) {
+  // Read from outside (/proc): the worker cannot hide it. A call that moves 16 bytes needs
+  // milliseconds; 1.5 s of CPU is computing on the CPU.
+  Worker w = fake("busy");
+  const OpResult r = w.run(small_call());
+  EXPECT_EQ(r.outcome, Outcome::kHostCompute) << r.message;
+  EXPECT_GE(r.worker_cpu_ms, 1400.0);
+  EXPECT_NE(r.message.find("computing on the CPU is not allowed"), std::string::npos) << r.message;
+  Worker quiet = fake("two_replies");
+  const OpResult q = quiet.run(small_call());
+  EXPECT_LT(q.worker_cpu_ms, host_cpu_allowance_ms(16));
+}
+
 TEST(JudgeHost, AWorkerThatIsNotConfinedRunsNothing) {
   Worker w = fake("unconfined");
   const OpResult r = w.run(small_call());

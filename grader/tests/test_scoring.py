@@ -186,3 +186,24 @@ class RoundPointsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostComputeTest(unittest.TestCase):
+    """A lab with a call the worker computed on the CPU earns no correctness points."""
+
+    def test_one_host_compute_call_voids_every_group(self):
+        from grader.results import GroupResult, TestResult
+        ok = [TestResult(name=f"t{i}", status="passed", message="", seconds=0.0) for i in range(3)]
+        cpu = TestResult(name="big", status="host_compute", message="computing on the CPU", seconds=0.0)
+        a = GroupResult("public", "*", 30.0)
+        a.tests = list(ok)
+        b = GroupResult("hidden", "*", 50.0)
+        b.tests = ok[:2] + [cpu]
+        for g in (a, b):
+            g.points = scoring.score_group(g)
+        self.assertGreater(a.points, 0)
+        self.assertEqual([t.name for t in scoring.host_compute_tests([a, b])], ["big"])
+        scoring.void_correctness([a, b], "no correctness points")
+        self.assertEqual((a.points, b.points), (0.0, 0.0))
+        self.assertFalse(scoring.all_correct([a, b]))
+        self.assertEqual(scoring.host_compute_tests([a]), [])

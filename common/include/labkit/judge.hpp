@@ -60,6 +60,7 @@ enum class Outcome {
   kProtocolError,   // the worker sent something that is not a valid reply
   kNoDevice,        // the worker could not use the GPU
   kRefused,         // unknown variant, bad request, out of memory
+  kHostCompute,     // the worker spent more CPU time on the call than moving its data needs
 };
 const char* outcome_name(Outcome o);
 
@@ -72,6 +73,7 @@ struct OpResult {
   std::vector<protocol::GuardInfo> guards;  // per buffer, worst over the calls
   uint32_t inputs_changed = 0;              // bit b: input buffer b changed
   std::string log;                          // the worker's own output during the call (tail)
+  double worker_cpu_ms = -1;                // the worker's CPU time during the call (-1: unknown)
   bool ok() const { return outcome == Outcome::kOk; }
 };
 
@@ -120,6 +122,12 @@ class Worker {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The CPU time a correctness call may cost the worker: its own copies of `bytes` (inputs and
+// outputs, all calls) and the launcher's enqueueing. More is computing on the CPU, which a
+// launcher may not do; the worker cannot start threads (sandbox.hpp), so one core's worth of
+// CPU work on a large call shows. Measured from outside (/proc/<pid>/stat).
+double host_cpu_allowance_ms(uint64_t bytes);
 
 // The judge's one worker, started on first use with worker_options().
 Worker& shared_worker();
