@@ -8,11 +8,12 @@
 // a kernel's declared bytes count its inputs read and its output written the same way);
 // fp32_peak: a kernel of independent FP32 FMAs (kFmaChains chains per thread, one full wave of
 // resident blocks on every SM), 2 flop per FMA: the FP32 peak as this GPU runs it now;
-// read: a read-only kernel streaming 1 GiB with 16-byte loads (one sum written per block),
-// counted as the bytes read.
+// read: a read-only kernel streaming 1 GiB with 16-byte loads (each thread XORs what it reads
+// and writes one word), counted as the bytes read.
 // Each is timed with CUDA events after warm-up calls; the median of `samples` calls. The FMA
-// kernel's and the read kernel's results are checked on the host (exactly for the FMAs, to
-// 1e-3 for the sum), so neither can have been optimised away or have skipped work.
+// kernel's and the read kernel's results are checked exactly (the FMAs on the host, the XOR
+// against a second kernel built differently), so neither can have been optimised away or have
+// skipped work.
 //
 // The grader runs it once per grading that benchmarks, before any student code runs, and stores
 // what it prints under the results' GPU info ("ceilings"). Two uses: the HTML report's roofline
@@ -142,34 +143,38 @@ float fma_expected(unsigned t, int iters) {
   return sum;
 }
 
-// Each thread sums its float4s (grid-stride, kReadUnroll loads issued before any is used);
-// the block's total is written once, to block_sums[blockIdx.x].
-__global__ void __launch_bounds__(kReadThreads) read_sum_kernel(const float4* __restrict__ in,
+// Each thread folds the bits of its 16-byte words together with XOR (grid-stride, kReadUnroll
+// loads issued before any is used) and writes its one word: every byte is read once and nothing
+// is added up (a read stream, not a reduction: the XOR is exact in any order).
+__global__ void __launch_bounds__(kReadThreads) read_xor_kernel(const uint4* __restrict__ in,
                                                                 size_t n4,
-                                                                float* __restrict__ block_sums) {
+                                                                unsigned* __restrict__ folded) {
   const size_t stride = size_t{gridDim.x} * blockDim.x;
-  size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
-  float sum = 0.0f;
+  const size_t t = size_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  unsigned x = 0;
+  size_t i = t;
   for (; i + (kReadUnroll - 1) * stride < n4; i += kReadUnroll * stride) {
-    float4 v[kReadUnroll];
+    uint4 v[kReadUnroll];
 #pragma unroll
     for (int u = 0; u < kReadUnroll; ++u) v[u] = in[i + u * stride];
 #pragma unroll
-    for (int u = 0; u < kReadUnroll; ++u) sum += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+    for (int u = 0; u < kReadUnroll; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
   for (; i < n4; i += stride) {
-    const float4 v = in[i];
-    sum += (v.x + v.y) + (v.z + v.w);
+    const uint4 v = in[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
   }
-  __shared__ float warp_sums[kReadThreads / 32];
-  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_down_sync(0xffffffffu, sum, offset);
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    float total = 0.0f;
-    for (int w = 0; w < kReadThreads / 32; ++w) total += warp_sums[w];
-    block_sums[blockIdx.x] = total;
+  folded[t] = x;
+}
+
+// The check of read_xor_kernel, built differently: one word per thread into one atomic.
+__global__ void xor_check_kernel(const unsigned* __restrict__ in, size_t n, unsigned* out) {
+  unsigned x = 0;
+  for (size_t i = size_t{blockIdx.x} * blockDim.x + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    x ^= in[i];
   }
+  atomicXor(out, x);
 }
 
 // Blocks of `threads` that fill every SM once (one full wave: no SM idles in a tail).
@@ -251,27 +256,30 @@ int run() {
   });
   CUDA_CHECK(cudaStreamSynchronize(stream));
 
-  // Read: the copy's source, refilled with values in [0.5, 1.5) (mean 1: the sum is about the
-  // element count, which the host checks to 1e-3), read once per call with float4 loads.
-  const size_t read_elems = kReadBytes / sizeof(float);
-  labkit::fill_uniform_f32(src.get(), read_elems, 4, 0.5f, 1.5f, stream);
-  const int read_blocks = full_wave_blocks(read_sum_kernel, kReadThreads);
-  labkit::DeviceBuffer<float> block_sums(static_cast<size_t>(read_blocks));
-  const auto* in4 = reinterpret_cast<const float4*>(src.get());   // cudaMalloc: 256-byte aligned
+  // Read: the copy's source, refilled with random words, read once per call with 16-byte loads;
+  // the XOR of what every thread folded must equal the XOR of all the words (xor_check_kernel).
+  const size_t read_words = kReadBytes / sizeof(unsigned);
+  labkit::fill_uniform_f32(src.get(), read_words, 4, -1.0f, 1.0f, stream);
+  const int read_blocks = full_wave_blocks(read_xor_kernel, kReadThreads);
+  const size_t read_threads = static_cast<size_t>(read_blocks) * kReadThreads;
+  labkit::DeviceBuffer<unsigned> folded(read_threads), check(1);
+  const auto* in4 = reinterpret_cast<const uint4*>(src.get());   // cudaMalloc: 256-byte aligned
   const double read_ms = median_ms(stream, [&] {
-    read_sum_kernel<<<read_blocks, kReadThreads, 0, stream>>>(in4, read_elems / 4,
-                                                               block_sums.get());
+    read_xor_kernel<<<read_blocks, kReadThreads, 0, stream>>>(in4, read_words / 4, folded.get());
     LABKIT_CHECK_LAUNCH();
   });
+  CUDA_CHECK(cudaMemsetAsync(check.get(), 0, sizeof(unsigned), stream));
+  xor_check_kernel<<<1024, 256, 0, stream>>>(reinterpret_cast<const unsigned*>(src.get()),
+                                            read_words, check.get());
+  LABKIT_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(stream));
   {
-    const std::vector<float> sums = block_sums.download();
-    double total = 0;
-    for (const float s : sums) total += s;
-    const double mean = total / static_cast<double>(read_elems);
-    if (!std::isfinite(mean) || std::fabs(mean - 1.0) > 1e-3) {
-      throw std::runtime_error("the read kernel's sum is wrong: mean " + std::to_string(mean) +
-                               " per element, expected about 1");
+    unsigned got = 0;
+    for (const unsigned w : folded.download()) got ^= w;
+    const unsigned want = check.download()[0];
+    if (got != want) {
+      throw std::runtime_error("the read kernel did not read every word (XOR " + std::to_string(got) +
+                               ", expected " + std::to_string(want) + ")");
     }
   }
 
