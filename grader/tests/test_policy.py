@@ -626,6 +626,11 @@ class CompiledFixturesTest(unittest.TestCase):
         if name in NEEDS_CUOBJDUMP and not CUOBJDUMP:
             self.skipTest("cuobjdump was not found (scripts/install-deps installs it): the "
                           "device rule cannot run")
+        if name in NEEDS_CUOBJDUMP and "body left out of the student release" in (
+                FIXTURES / f"{name}.cu").read_text(encoding="utf-8"):
+            # A student release empties the fixtures' kernels (scripts/export-release), and with
+            # them the instructions this case is about: nothing is left for the rule to see.
+            self.skipTest(f"{name}'s kernels were emptied by the student release export")
         result = self.result(name)
         expected = CASES[name][2]
         if expected is None:
