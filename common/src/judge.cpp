@@ -488,8 +488,10 @@ struct Worker::Impl {
     }
     // One reply per request, to this request: a reply that does not echo its nonce was written
     // ahead of time or out of turn, and a second one already waiting was forged.
+    // (POLLIN only: a worker that exits right after its reply, as after a fault, hangs up.)
     pollfd more{rep_fd, POLLIN, 0};
-    if (reply.nonce != req.nonce || ::poll(&more, 1, 0) > 0) {
+    const bool another = ::poll(&more, 1, 0) > 0 && (more.revents & POLLIN) != 0;
+    if (reply.nonce != req.nonce || another) {
       stop();
       message = reply.nonce != req.nonce
                     ? "the worker sent a reply that does not answer this request (out of turn)"
