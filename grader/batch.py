@@ -12,7 +12,9 @@ that breaks the build, hangs or crashes the grader costs that submission only.
 How the machine is shared:
   - up to --jobs grader processes run at once, each with a build directory of its own that is
     kept and reused (build/batch/slot-K, claimed with a file lock, so two batches on one
-    machine never share one): builds run in parallel on the CPUs and only the student files
+    machine never share one; a slot goes to the next grader only once the one before has
+    ended, and each grader also holds its build directory for its whole grading:
+    gpulock.build_lock): builds run in parallel on the CPUs and only the student files
     recompile from one submission to the next;
   - each process is given one GPU (CUDA_VISIBLE_DEVICES) and that GPU's lock file
     (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock for its tests
@@ -33,9 +35,11 @@ What is written under OUT:
   class.html            the class page, when `report --class-page` exists in this grader
   summary.json          counts, failures, wall time, submissions per hour
 
-Final outcomes (not graded again): graded, build_failed, rejected, bad_files. Anything else
-(the grader crashed or was killed, timed out, found no GPU, or an error of the harness) is
-listed as failed and tried again by the next run.
+Final outcomes (not graded again): graded, build_failed, rejected, bad_files. A submission
+that was built and checked on a machine without a GPU (outcome no_gpu) is listed as not graded
+on a GPU, and graded by the next run (on a GPU); the batch then exits 3 unless something
+failed. Anything else (the grader crashed or was killed, timed out, or an error of the harness)
+is listed as failed (exit 1) and tried again by the next run.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, Grade
 REPO = Path(__file__).resolve().parent.parent
 
 FINAL = ("graded", "build_failed", "rejected", "bad_files")
+NO_GPU = "no_gpu"   # built and checked, not graded: no GPU here; graded again by the next run
+NOT_ON_A_GPU = "built and checked, NOT GRADED ON A GPU"
 STATE_VERSION = 1
 # A test hook: a command run instead of `python3 -m grader grade` (shlex-split; it gets the
 # same arguments). The batch's own tests and the Slurm recipe's test use a fake grader here.
@@ -398,13 +404,13 @@ class Progress:
         self.total, self.skipped = total, skipped
         self.clock = clock
         self.t0 = clock()
-        self.done = self.failed = 0
+        self.done = self.failed = self.no_gpu = 0
         self.running = {}
         self._status_shown = False
 
     @property
     def finished_here(self) -> int:
-        return self.done + self.failed
+        return self.done + self.failed + self.no_gpu
 
     def eta(self) -> float | None:
         left = self.total - self.skipped - self.finished_here
@@ -413,8 +419,9 @@ class Progress:
         return (self.clock() - self.t0) / self.finished_here * left
 
     def counts(self) -> str:
+        no_gpu = f"{self.no_gpu} not graded on a GPU, " if self.no_gpu else ""
         return (f"{self.skipped + self.done}/{self.total} done, {self.failed} failed, "
-                f"{len(self.running)} running, ETA {_duration(self.eta())}")
+                f"{no_gpu}{len(self.running)} running, ETA {_duration(self.eta())}")
 
     def _line(self, text: str) -> None:
         if self.tty and self._status_shown:
@@ -446,13 +453,18 @@ class Progress:
         else:
             self._line(f"batch: start  {name} ({where}) [{self.counts()}]")
 
-    def finished(self, name: str, ok: bool, text: str) -> None:
+    def finished(self, name: str, ok: bool, text: str, no_gpu: bool = False) -> None:
+        """One line for a finished submission: done, FAILED, or (no_gpu) built and checked
+        without a GPU."""
         self.running.pop(name, None)
-        if ok:
+        if no_gpu:
+            self.no_gpu += 1
+        elif ok:
             self.done += 1
         else:
             self.failed += 1
-        self._line(f"batch: {'done  ' if ok else 'FAILED'} {name}: {text} [{self.counts()}]")
+        label = "no GPU" if no_gpu else "done  " if ok else "FAILED"
+        self._line(f"batch: {label} {name}: {text} [{self.counts()}]")
 
     def close(self) -> None:
         if self.tty and self._status_shown:
@@ -509,6 +521,11 @@ def _raise_interrupt(signum, _frame):
     raise Interrupted(signal.Signals(signum).name)
 
 
+# A lab that did not get as far as the others, in a grading without a GPU.
+_LAB_WORDS = {"build_failed": "did not build", "rejected": "was rejected by the policy check",
+              "bad_files": "had its files refused", "error": "could not be graded (error)"}
+
+
 def outcome_of(rc: int | None, result: dict | None, timed_out: bool) -> tuple:
     """(outcome, one-line reason) of one grader run. Final outcomes are the lab statuses that
     a re-grading would give again; everything else is a failure, tried again next run."""
@@ -523,8 +540,15 @@ def outcome_of(rc: int | None, result: dict | None, timed_out: bool) -> tuple:
             return "crashed", f"the grader was killed by {name} and wrote no results"
         return "crashed", f"the grader exited {rc} without writing results"
     status = result.get("status")
-    if status == "no_gpu":
-        return "no_gpu", f"no CUDA GPU: {(result.get('message') or '').strip()[:200]}"
+    if status == NO_GPU:
+        # The grader's message already says "no CUDA GPU: <why>" (grade.py).
+        why = (result.get("message") or "").strip()[:200] or "no CUDA GPU"
+        if not why.startswith("no CUDA GPU"):
+            why = f"no CUDA GPU: {why}"
+        others = [f"{lab.get('lab')} {_LAB_WORDS.get(lab.get('status'), lab.get('status'))}"
+                  for lab in result.get("labs") or []
+                  if isinstance(lab, dict) and lab.get("status") not in (NO_GPU, "graded")]
+        return NO_GPU, f"{NOT_ON_A_GPU} ({why})" + "".join(f"; {o}" for o in others)
     if status in FINAL:
         labs = result.get("labs") or []
         if status != "graded" and not labs:
@@ -557,7 +581,7 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
     opts.lock_dir.mkdir(parents=True, exist_ok=True)
     running: list = []
     per_gpu = {g: 0 for g in opts.gpus}
-    finished, failed = [], []
+    finished, failed, no_gpu = [], [], []
     t0 = time.monotonic()
     old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -583,9 +607,10 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
                 per_gpu[r.gpu] -= 1
                 slots.give(r.slot)
                 row = _finish(r, layout, timed_out)
-                (finished if row["outcome"] in FINAL else failed).append(row)
+                (finished if row["outcome"] in FINAL else
+                 no_gpu if row["outcome"] == NO_GPU else failed).append(row)
                 progress.finished(r.sub.name, row["outcome"] in FINAL,
-                                  _describe(row))
+                                  _describe(row), no_gpu=row["outcome"] == NO_GPU)
     except (Interrupted, KeyboardInterrupt) as e:
         progress.close()
         for r in running:
@@ -605,10 +630,13 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
         slots.release()
         progress.close()
     wall = time.monotonic() - t0
-    graded_here = len(finished) + len(failed)
+    graded_here = len(finished) + len(failed) + len(no_gpu)
     return {"submissions": len(subs), "skipped": skipped, "graded": len(finished),
             "failed": [{"name": f["name"], "outcome": f["outcome"], "reason": f["reason"],
                         "log": f["log"]} for f in failed],
+            # built and checked without a GPU: graded by the next run on a GPU machine
+            "no_gpu": [{"name": f["name"], "reason": f["reason"], "log": f["log"]}
+                       for f in sorted(no_gpu, key=lambda f: f["name"])],
             "wall_s": round(wall, 1),
             "per_hour": round(graded_here / wall * 3600, 1) if graded_here and wall > 0 else None,
             "gpus": [g for g in opts.gpus], "jobs": opts.jobs,
@@ -616,6 +644,8 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
 
 
 def _describe(row: dict) -> str:
+    if row["outcome"] == NO_GPU:
+        return f"{row['reason']} in {_duration(row['seconds'])}"
     text = f"{row['outcome']}"
     if row.get("points"):
         text += f" {row['points']}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -80,6 +81,21 @@ def _open_lab_dir(root_fd: int, lab: str, shown: str) -> int | None:
     return fd
 
 
+_MAGIC = ((b"\x7fELF", "an ELF object or program"), (b"PK\x03\x04", "a zip archive"),
+          (b"\x1f\x8b", "a gzip archive"), (b"!<arch>", "an ar archive"))
+
+
+def _binary_problem(data: bytes) -> str | None:
+    """A source file never holds a NUL byte; one that does is a compiled or packed file handed
+    in by mistake, and its bytes must not be echoed back as compiler or policy messages."""
+    at = data.find(b"\0")
+    if at < 0:
+        return None
+    kind = next((what for magic, what in _MAGIC if data.startswith(magic)), "binary data")
+    return (f"is not a source file: it is {kind} (a NUL byte at offset {at}); "
+            f"hand in the source text")
+
+
 def _read_student_file(dir_fd: int, name: str, cap: int, max_kib: int):
     """(bytes, None) or (None, problem). lstat first, so that a FIFO or device is never opened;
     then open without following links and without blocking, and read through that descriptor
@@ -114,7 +130,25 @@ def _read_student_file(dir_fd: int, name: str, cap: int, max_kib: int):
             size += len(block)
         if size > cap:
             return None, f"{name} is over {max_kib} KiB; {limit}"
-        return b"".join(chunks), None
+        data = b"".join(chunks)
+        problem = _binary_problem(data)
+        return (None, f"{name} {problem}") if problem else (data, None)
+    finally:
+        os.close(fd)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """`path` is a regular file (not a link) whose content is `data`."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(len(data) + 1) == data
     finally:
         os.close(fd)
 
@@ -128,7 +162,8 @@ def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path,
     would otherwise be compiled, and its content echoed in compiler errors. Raises
     BadFilesError naming every problem (never showing what a link points at), before anything
     is written. Files are written afresh (new mtime), so the build always recompiles exactly
-    what is being graded."""
+    what is being graded; except when the staged copies hold these very bytes and the last build
+    from them completed (mark_built): then they are left as they are, and the build is reused."""
     src_dir = submission / lab
     cap = max_file_kib * 1024
     try:
@@ -139,8 +174,12 @@ def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path,
     try:
         lab_fd = _open_lab_dir(root_fd, lab, str(src_dir))
         if lab_fd is None:
+            hint = ""
+            if (submission / "labs" / lab).is_dir():
+                hint = (f"; {submission} looks like a repository root: the submission is its "
+                        f"labs/ folder (--submission {submission / 'labs'})")
             raise BadFilesError(f"{lab}: the submission has no {', '.join(files)} "
-                                f"(looked in {src_dir})")
+                                f"(looked in {src_dir}){hint}")
         try:
             contents, missing, problems = {}, [], []
             for f in files:
@@ -161,11 +200,48 @@ def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path,
         raise BadFilesError(f"{lab}: " + "; ".join(problems))
     dst_dir = stage_dir / lab
     dst_dir.mkdir(parents=True, exist_ok=True)
-    hashes = {}
+    hashes = {f: hashlib.sha256(data).hexdigest() for f, data in contents.items()}
+    marker = dst_dir / BUILT_MARKER
+    if _built_from(marker) == hashes and all(_holds(dst_dir / f, d) for f, d in contents.items()):
+        return hashes
+    _remove(marker)
     for f, data in contents.items():
         _write_fresh(dst_dir / f, data)
-        hashes[f] = hashlib.sha256(data).hexdigest()
     return hashes
+
+
+# Beside the staged files: {file: sha256} of the staged copies that the last completed build of
+# the lab was made from. Removed before files are staged afresh, written only after a build
+# succeeded: a build cut short (a killed compiler can leave a partial object newer than its
+# source) never leaves it, so its staged files are written afresh and rebuilt next time.
+BUILT_MARKER = ".built.json"
+
+
+def mark_built(stage_dir: Path, lab: str, hashes: dict) -> None:
+    """The lab's staged files, `hashes`, were built completely."""
+    marker = stage_dir / lab / BUILT_MARKER
+    _remove(marker)
+    try:
+        _write_fresh(marker, json.dumps(hashes, sort_keys=True).encode())
+    except GraderError:
+        pass            # only a missed reuse next time
+
+
+def _built_from(marker: Path) -> dict | None:
+    try:
+        if marker.is_symlink():
+            return None
+        data = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 def _write_fresh(path: Path, data: bytes) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader import __version__
 from grader.config import discover_labs, load_lab_config, resolve_labs
+from grader.course import load_course
 from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
 from grader.seeds import MAX_SEED, SECRET_ENV, secret_from_env
 
@@ -151,7 +152,8 @@ def _batch_parsers(sub) -> None:
                                    "reports) over every submission graded into OUT, e.g. by "
                                    "the tasks of a Slurm array; lists those that failed and, "
                                    "with --submissions, those never graded. Exit 0 when every "
-                                   "submission has a final result, 1 otherwise.")
+                                   "submission has a final result, 3 when the others were only "
+                                   "built and checked without a GPU, 1 otherwise.")
     m.add_argument("output", type=Path, metavar="OUT", help="the batch's folder")
     m.add_argument("--submissions", type=Path, metavar="SUBMISSIONS",
                    help="the submissions folder: every submission in it gets a row")
@@ -181,6 +183,19 @@ def _report_flags(parser, formats, stdout: bool) -> None:
                             help=_REPORT_HELP[fmt] + (" ('-': standard output)" if stdout else ""))
 
 
+def check_submission_dir(submission: Path) -> None:
+    """--submission names the folder that holds the lab folders (shaped like labs/)."""
+    if submission.is_dir():
+        return
+    if not os.path.lexists(submission):
+        raise GraderError(f"--submission: {submission} does not exist")
+    where = submission.parent
+    lab = where.name if (where / "grading.toml").is_file() or "_" in where.name else None
+    hint = (f"; name the folder that holds the lab folders, e.g. --submission {where.parent}"
+            if lab else "; name the folder that holds the lab folders (shaped like labs/)")
+    raise GraderError(f"--submission: {submission} is a file, not a folder{hint}")
+
+
 def check_output_path(path: Path, flag: str = "--output",
                       example: str = "grade-results.json") -> Path:
     """-o (or `flag`) must name a file we may create or replace: its folder exists and is
@@ -195,6 +210,7 @@ def check_output_path(path: Path, flag: str = "--output",
     try:
         st = os.lstat(path)
     except FileNotFoundError:
+        _probe_writable(parent, flag)
         return path
     if stat.S_ISLNK(st.st_mode):
         raise GraderError(f"{flag}: {path} is a symbolic link; name a plain file")
@@ -202,7 +218,23 @@ def check_output_path(path: Path, flag: str = "--output",
         raise GraderError(f"{flag}: {path} is a directory; name a file, e.g. {path / example}")
     if not stat.S_ISREG(st.st_mode):
         raise GraderError(f"{flag}: {path} exists and is not a regular file")
+    _probe_writable(parent, flag)
     return path
+
+
+def _probe_writable(folder: Path, flag: str) -> None:
+    """Results are written beside their name and renamed over it (write_output): that must work
+    in `folder` before any grading starts, not fail after it (a read-only mount, /proc, a
+    full disk, access the permission bits do not show)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".grader-probe.", dir=folder)
+    except OSError as e:
+        raise GraderError(f"{flag}: cannot write in {folder}: {e.strerror}") from None
+    os.close(fd)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
 
 
 _EXAMPLES = {"gradescope": "results.json", "junit": "junit.xml", "markdown": "summary.md",
@@ -337,8 +369,7 @@ def _grade(args, written: list) -> int:
         submission = args.submission.resolve()
     else:
         submission = REPO / "labs"
-    if not submission.is_dir():
-        raise GraderError(f"submission directory not found: {submission}")
+    check_submission_dir(submission)
     labs = resolve_labs(REPO / "labs", args.labs)
     if not labs:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
@@ -347,6 +378,7 @@ def _grade(args, written: list) -> int:
     targets = report_targets(args, ("gradescope", "junit", "markdown", "html"),
                              taken={output: "the results JSON (--output)"})
     secret = read_secret(args.secret_file)
+    course = load_course(REPO)
     build_dir = args.build_dir.resolve()
     if build_dir.exists() and not build_dir.is_dir():
         raise GraderError(f"--build-dir: {build_dir} is not a directory")
@@ -354,6 +386,11 @@ def _grade(args, written: list) -> int:
         build_dir.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise GraderError(f"--build-dir: cannot create {build_dir}: {e.strerror}") from None
+
+    def notice(msg: str) -> None:
+        """A line shown even with --quiet (this grading waits for another one)."""
+        clear = "\r\033[K" if not args.quiet and sys.stderr.isatty() else ""
+        print(f"{clear}grader: {msg}", file=sys.stderr, flush=True)
 
     def progress(msg: str) -> None:
         if not args.quiet and sys.stderr.isatty():
@@ -374,7 +411,7 @@ def _grade(args, written: list) -> int:
         result = grade.grade(REPO, submission, configs, build_dir, seed=args.seed, secret=secret,
                              jobs=args.jobs, run_performance=not args.no_performance,
                              progress=progress, test_timeout_s=args.test_timeout,
-                             sanitize=not args.no_sanitize)
+                             sanitize=not args.no_sanitize, notice=notice)
     except grade.GradeCrashed as e:
         for message in save(e.result):   # what was recorded, for the log
             print(f"grader: error: {message}", file=sys.stderr)
@@ -383,7 +420,9 @@ def _grade(args, written: list) -> int:
         if not args.quiet and sys.stderr.isatty():
             print("\r\033[K", end="", file=sys.stderr)
     errors = save(result)
-    print(report.render(result, str(args.output)))
+    print(report.render(result, str(args.output), times=not args.quiet))
+    if result.status == "no_gpu":
+        print(f"For a graded run: {course.graded_run_hint}")
     if result.status == "error" and result.message:
         print(f"grader: error: {result.message}", file=sys.stderr)
     for message in errors:
@@ -473,20 +512,26 @@ def cmd_batch(args) -> int:
     name = f"summary-shard-{args.shard.replace('/', '-of-')}.json" if args.shard else "summary.json"
     batch.atomic_write(layout.out / name, json.dumps(summary, indent=2) + "\n")
     rate = summary["per_hour"]
+    no_gpu = summary["no_gpu"]
     print(f"batch: {summary['graded']} graded, {len(summary['failed'])} failed, "
-          f"{summary['skipped']} already done, in {summary['wall_s']:.0f} s"
+          + (f"{len(no_gpu)} not graded on a GPU, " if no_gpu else "")
+          + f"{summary['skipped']} already done, in {summary['wall_s']:.0f} s"
           + (f": {rate:g} submissions per hour" if rate else ""))
     for f in summary["failed"]:
         print(f"batch: FAILED {f['name']}: {f['outcome']}: {f['reason']} (log: "
               f"{layout.out / f['log']})")
+    for f in no_gpu:    # reason: "built and checked, NOT GRADED ON A GPU (no CUDA GPU: ...)"
+        print(f"batch: {f['name']}: {f['reason']}")
+    if no_gpu:
+        print("batch: run the same command on a machine with a GPU to grade "
+              + ("it" if len(no_gpu) == 1 else "them") + " (what is graded is kept)")
     if not args.shard:
         merged = batch.merge(layout, [s.name for s in subs])
         print(f"batch: gradebook {merged['csv']}"
               + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
-    if summary["failed"] and all(f["outcome"] == "no_gpu" for f in summary["failed"]) \
-            and not summary["graded"]:
-        return EXIT_NO_GPU
-    return EXIT_INTERNAL if summary["failed"] else EXIT_OK
+    if summary["failed"]:
+        return EXIT_INTERNAL
+    return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 
 def cmd_batch_merge(args) -> int:
@@ -501,13 +546,19 @@ def cmd_batch_merge(args) -> int:
     print(f"batch-merge: {merged['rows']} submissions, gradebook {merged['csv']}"
           + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
     states = layout.all_states()
-    for name in merged["failed"]:
+    failed = [n for n in merged["failed"] if states.get(n, {}).get("outcome") != batch.NO_GPU]
+    no_gpu = [n for n in merged["failed"] if n not in failed]
+    for name in failed:
         st = states.get(name, {})
         print(f"batch-merge: FAILED {name}: {st.get('outcome')}: {st.get('reason')}")
+    for name in no_gpu:
+        print(f"batch-merge: {name}: {states[name].get('reason')}")
     for name in merged["missing"]:
         print(f"batch-merge: NOT GRADED {name}: no result under {layout.out} (a shard that did "
               f"not run or did not finish?)")
-    return EXIT_INTERNAL if merged["failed"] or merged["missing"] else EXIT_OK
+    if failed or merged["missing"]:
+        return EXIT_INTERNAL
+    return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 
 def main(argv=None) -> int:

@@ -15,7 +15,12 @@ LABS_GPU_LOCK names another lock file (grader/batch.py uses one per GPU, in /tmp
 it gets the same checks: the file is opened with O_NOFOLLOW (a symbolic link is refused) and
 must be a regular file owned by this user (fstat); its directory must be ours and writable by
 no one else, or sticky like /tmp (where only the file's owner can replace it). Anything else
-raises GpuLockError, and nothing runs."""
+raises GpuLockError, and nothing runs.
+
+The same code locks a build folder (build_lock): one grading at a time per build folder, held
+from staging the submission's files to the end of the grading, so that two graders started on
+one build folder (the default build/grade) never build or run each other's files; the second
+waits, saying so."""
 
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ from pathlib import Path
 from grader.errors import EXIT_USAGE, GraderError
 
 LOCK_NAME = "cuda-labs-gpu.lock"
+BUILD_LOCK_NAME = ".grading.lock"   # in the build folder: held for a whole grading
 
 
 class GpuLockError(GraderError):
@@ -93,42 +99,106 @@ def _ensure_dir(directory: Path, uid: int) -> None:
                            f"LABS_GPU_LOCK")
 
 
-def open_lock(path: Path) -> int:
+def open_lock(path: Path, what: str = "GPU lock", private: bool = True) -> int:
     """A descriptor of the lock file, opened without following a link, and checked: a regular
-    file owned by this user in a directory that is ours and private."""
+    file owned by this user in a directory that is ours and private. `private` False (a build
+    folder's lock, which is as much ours as the build in that folder): a regular file, not a
+    link, wherever it is; its folder is made when missing."""
     uid = os.getuid()
     path = Path(path)
-    _ensure_dir(path.parent, uid)
+    if private:
+        _ensure_dir(path.parent, uid)
+    else:
+        try:
+            os.makedirs(path.parent, exist_ok=True)
+        except OSError as e:
+            raise GpuLockError(f"{what}: cannot create the folder {path.parent}: "
+                               f"{os.strerror(e.errno)}") from None
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
                      | os.O_NONBLOCK, 0o600)
     except OSError as e:
         if e.errno == errno.ELOOP:
-            raise GpuLockError(f"GPU lock: {path} is a symbolic link: refused") from None
-        raise GpuLockError(f"GPU lock: cannot open {path}: {os.strerror(e.errno)}") from None
+            raise GpuLockError(f"{what}: {path} is a symbolic link: refused") from None
+        raise GpuLockError(f"{what}: cannot open {path}: {os.strerror(e.errno)}") from None
     st = os.fstat(fd)
     problem = None
     if not stat.S_ISREG(st.st_mode):
         problem = "is not a regular file"
-    elif st.st_uid != uid:
+    elif private and st.st_uid != uid:
         problem = f"belongs to uid {st.st_uid}, not to this user ({uid})"
     if problem:
         os.close(fd)
-        raise GpuLockError(f"GPU lock: {path} {problem}: refused")
+        raise GpuLockError(f"{what}: {path} {problem}: refused")
     return fd
 
 
+def _take(fd: int, mode: int, on_wait=None) -> None:
+    """flock(fd, mode), blocking; when another holder makes it wait, on_wait() first."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    if on_wait is not None:
+        on_wait()
+    fcntl.flock(fd, mode)
+
+
 @contextlib.contextmanager
-def gpu_lock(shared: bool = False, path: Path | None = None):
+def gpu_lock(shared: bool = False, path: Path | None = None, on_wait=None):
+    """Holds the GPU lock (shared: correctness tests; exclusive: a benchmark). `on_wait`: called
+    once, before blocking, when another grader holds it (the caller's per-stage times)."""
     path = Path(path or DEFAULT_LOCK or default_lock_path())
     if os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1":
         shared = False
     fd = open_lock(path)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        _take(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, on_wait)
         try:
             yield
         finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _holder_pid(fd: int) -> int | None:
+    """The pid the holder of a build lock wrote into it, when that process is still alive."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii", errors="replace").strip()
+    except OSError:
+        return None
+    if not (text.isascii() and text.isdigit()) or int(text) <= 0:
+        return None
+    pid = int(text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
+@contextlib.contextmanager
+def build_lock(build_dir: Path, on_wait=None):
+    """One grading at a time in `build_dir`: an exclusive flock on <build_dir>/.grading.lock,
+    held until the block ends (the descriptor is close-on-exec: no judge or worker inherits
+    it). When another grading holds it, on_wait(pid) is called once (pid: the holder's, which
+    it writes into the file, or None when unknown), then this waits for it."""
+    fd = open_lock(Path(build_dir) / BUILD_LOCK_NAME, what="build folder lock", private=False)
+    try:
+        _take(fd, fcntl.LOCK_EX, None if on_wait is None else lambda: on_wait(_holder_pid(fd)))
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            try:
+                os.ftruncate(fd, 0)
+            except OSError:
+                pass
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

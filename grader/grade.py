@@ -7,6 +7,7 @@ See docs/architecture.md for who runs what.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import importlib
@@ -80,9 +81,14 @@ def probe_gpu(binary: Path) -> dict:
 def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
           seed: int | None = None, secret: bytes = b"", jobs: int | None = None,
           run_performance: bool = True, progress=None, test_timeout_s: float | None = None,
-          sanitize: bool = True) -> GradeResult:
+          sanitize: bool = True, notice=None) -> GradeResult:
     """Grades `configs`' labs of `submission`. `seed` forces every lab's base seed; without it
     each lab's is derived from `secret`, the lab and its files (grader/seeds.py).
+
+    One grading at a time per build folder (gpulock.build_lock, held from staging the files to
+    the end): another grader's grading there makes this one wait, after notice(one line saying
+    so; default: progress). Each stage's wall-clock time goes into result.stages and each
+    lab's stages (docs/grading.md, "Stage times").
 
     Always returns a result (status 'error' and the reason when a step of the grader or the
     build system failed), but for two cases: setup.SetupError when what the build needs is
@@ -90,13 +96,15 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
     a grader bug."""
     make_non_dumpable()
     progress = progress or (lambda msg: None)
+    notice = notice or progress
     started = time.monotonic()
     result = GradeResult(submission=str(submission), seed=seed, grader_version=__version__,
                          started=datetime.datetime.now(datetime.timezone.utc).isoformat(
                              timespec="seconds"))
     try:
-        _grade(result, repo, submission, configs, build_dir, seed, secret, jobs,
-               run_performance, progress, test_timeout_s, sanitize)
+        with _build_folder(result, build_dir, notice):
+            _grade(result, repo, submission, configs, build_dir, seed, secret, jobs,
+                   run_performance, progress, test_timeout_s, sanitize)
     except setup.SetupError:
         raise   # nothing could be built: one line from the command line, no results table
     except GraderError as e:
@@ -109,6 +117,39 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
         _finish(result)
     result.seconds = round(time.monotonic() - started, 1)
     return result
+
+
+def add_stage(stages: list, name: str, seconds: float) -> None:
+    stages.append({"stage": name, "seconds": round(max(0.0, seconds), 3)})
+
+
+@contextlib.contextmanager
+def timed(stages: list, name: str):
+    """Appends {"stage": name, "seconds": wall-clock time of the block} to `stages`, also when
+    the block raises."""
+    t0 = time.monotonic()
+    try:
+        yield
+    finally:
+        add_stage(stages, name, time.monotonic() - t0)
+
+
+@contextlib.contextmanager
+def _build_folder(result: GradeResult, build_dir: Path, notice):
+    """Holds `build_dir` for this grading alone (gpulock.build_lock); a wait is said once and
+    timed as the stage 'wait: build folder'."""
+    t0 = time.monotonic()
+    waited = []
+
+    def on_wait(pid):
+        waited.append(pid)
+        who = f" (pid {pid})" if pid is not None else ""
+        notice(f"waiting for the other grading of the build folder {build_dir}{who} to finish")
+
+    with gpulock.build_lock(build_dir, on_wait):
+        if waited:
+            add_stage(result.stages, "wait: build folder", time.monotonic() - t0)
+        yield
 
 
 def _abort(result: GradeResult, message: str, exit_code: int) -> None:
@@ -154,7 +195,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             lab.files = build.stage_submission(submission, cfg.name, cfg.student_files,
                                                stage_dir, cfg.max_file_kib)
         except GraderError as e:
-            lab.status, lab.message = "bad_files", e.message
+            # the report names the lab already
+            lab.status, lab.message = "bad_files", e.message.removeprefix(f"{cfg.name}: ")
             continue
         lab.seed = seed if seed is not None else seeds.derive_seed(secret, cfg.name,
                                                                    lab.files.values())
@@ -163,7 +205,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         return
 
     progress(f"configuring ({', '.join(c.name for c, _ in staged)})")
-    configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged])
+    with timed(result.stages, "configure"):
+        configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged])
     if not configured.ok:
         for _, lab in staged:
             lab.status, lab.build, lab.message = "build_failed", configured, configured.hint
@@ -171,7 +214,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
     paths = manifest.load_manifest(build_dir)
 
     hashes = judge.BinaryHashes()
-    probe_build = build.build_targets(build_dir, [GPU_INFO], jobs)
+    with timed(result.stages, "build: harness"):
+        probe_build = build.build_targets(build_dir, [GPU_INFO], jobs)
     if not probe_build.ok:
         raise GraderError(f"the harness itself does not build ({GPU_INFO}):\n" + probe_build.log,
                           EXIT_INTERNAL)
@@ -196,7 +240,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         for cfg, lab, _ in built:
             _lab_error(cfg, lab, e.message)
         return
-    gpu = probe_gpu(paths.gpu_info)
+    with timed(result.stages, "GPU probe"):
+        gpu = probe_gpu(paths.gpu_info)
     result.gpu = gpu
     if not gpu.get("available"):
         for cfg, lab, _ in built:
@@ -213,7 +258,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
 
     if run_performance and any(cfg.performance for cfg, _, _ in built):
         progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
-        gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
+        with timed(result.stages, "GPU ceilings"):
+            gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
     # Every measured benchmark is checked against them; without them its points are withheld.
     ceilings = gpu.get("ceilings") or {"error": "the ceilings were not measured"}
 
@@ -292,22 +338,28 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     """The student object, the policy check on it, then the worker and the judges, hashed.
     True when the lab is ready to run; otherwise its status says why not."""
     progress(f"checking {cfg.name}'s source against its policy")
-    if not _policy_stage(cfg, lab, lab_paths, paths, "source"):
+    with timed(lab.stages, "policy: source"):
+        passed = _policy_stage(cfg, lab, lab_paths, paths, "source")
+    if not passed:
         return False
     source_seconds = lab.policy.seconds
-    student = build.build_targets(build_dir, [lab_paths.student_target], jobs)
+    with timed(lab.stages, "build: student object"):
+        student = build.build_targets(build_dir, [lab_paths.student_target], jobs)
     lab.build = _readable(student, stage_dir)
     if not student.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
         return False
 
     progress(f"checking {cfg.name}'s object against its policy")
-    if not _policy_stage(cfg, lab, lab_paths, paths, "object"):
+    with timed(lab.stages, "policy: object"):
+        passed = _policy_stage(cfg, lab, lab_paths, paths, "object")
+    if not passed:
         return False
     lab.policy.seconds = round(lab.policy.seconds + source_seconds, 3)
 
-    rest = build.build_targets(build_dir, [lab_paths.worker.target, lab_paths.test.target,
-                                           lab_paths.bench.target], jobs)
+    with timed(lab.stages, "build: worker and judges"):
+        rest = build.build_targets(build_dir, [lab_paths.worker.target, lab_paths.test.target,
+                                               lab_paths.bench.target], jobs)
     lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
     if rest.refused:
         _refuse_linked_worker(lab, lab_paths, stage_dir, rest)
@@ -315,6 +367,7 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     if not rest.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
         return False
+    build.mark_built(stage_dir, cfg.name, lab.files)   # the same files next time: reused
     try:
         for target in (lab_paths.test, lab_paths.bench, lab_paths.worker):
             lab.binaries[target.target] = _record(hashes, target.target, target.path)
@@ -398,7 +451,8 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     test, worker = lab_paths.test, lab_paths.worker
     try:
         hashes.verify(test.target, worker.target)
-        names = gtest.list_tests(test.path)
+        with timed(lab.stages, "tests: list"):
+            names = gtest.list_tests(test.path)
     except judge.TamperedError as e:
         _lab_error(cfg, lab, e.message)
         return
@@ -422,7 +476,7 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             _lab_error(cfg, lab, e.message)
             return
         try:
-            with gpulock.gpu_lock(shared=True):
+            with _gpu(lab.stages, shared=True):
                 run = gtest.run_judge(test.path, union, count, worker=worker.path,
                                       seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
                                       sanitizer=sanitizer, memcheck=sanitize)
@@ -431,6 +485,9 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             return
         lab.sandbox = run.sandbox
         lab.warnings += run.warnings
+        for name, seconds in judge_stages(run, [(g.name, selected[g.name])
+                                                for g in cfg.groups]):
+            add_stage(lab.stages, name, seconds)
     for g in cfg.groups:
         group = GroupResult(g.name, g.filter, g.points)
         if not selected[g.name]:
@@ -473,16 +530,73 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     lab.max_points = scoring.lab_max_points(lab.groups, lab.performance)
 
 
+@contextlib.contextmanager
+def _gpu(stages: list, shared: bool = False):
+    """The GPU lock (gpulock.gpu_lock); a wait for another grader's benchmark is timed as the
+    stage 'wait: GPU'."""
+    t0 = time.monotonic()
+    waited = []
+    with gpulock.gpu_lock(shared=shared, on_wait=lambda: waited.append(True)):
+        if waited:
+            add_stage(stages, "wait: GPU", time.monotonic() - t0)
+        yield
+
+
+def judge_stages(run: gtest.JudgeRun, groups: list) -> list:
+    """[(stage, seconds)] of one test-judge run, from when each line arrived on the grader's
+    clock: 'tests: start' (the judge and its first worker starting: up to the 'worker' event),
+    'tests: <group>' for each group of `groups` ([(name, its test names)]) that has tests (the
+    time from the verdict before to each of its tests' verdicts: a test in several groups
+    counts in the first), 'tests: exit' (after the last verdict). They add up to the run's
+    wall time."""
+    total = run.proc.seconds
+    owner = {}
+    for name, tests in groups:
+        for t in tests:
+            owner.setdefault(t, name)
+    # In the pipe's order (lines that came in one read share their time)
+    verdicts = [(at, name) for name, at in run.arrivals.items() if name in owner]
+    start = run.worker_at if run.worker_at is not None else (verdicts[0][0] if verdicts
+                                                             else total)
+    spent = {name: 0.0 for name, tests in groups if tests}
+    last = start
+    for at, name in verdicts:
+        if at >= last:
+            spent[owner[name]] += at - last
+            last = at
+    return ([("tests: start", start)] + [(f"tests: {name}", s) for name, s in spent.items()]
+            + [("tests: exit", max(0.0, total - last))])
+
+
+# A benchmark's own wall time, measured by the bench judge around it (common/src/bench_suite.cpp).
+WALL_COUNTER = "wall_s"
+
+
 def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, progress) -> None:
     """Every performance entry of the lab, measured in one bench-judge run that holds the GPU
-    exclusively."""
+    exclusively. Stages: 'bench: <benchmark>' per benchmark that reported its wall time, and
+    'bench: other' for the rest of the judge's run (its start and exit, any benchmark that
+    reported none)."""
     names = list(dict.fromkeys(p.benchmark for p in cfg.performance))
     timeout_s = sum(p.timeout_s for p in cfg.performance)
     progress(f"{cfg.name}: benchmarking {', '.join(names)}")
+    found = {}
     try:
-        with gpulock.gpu_lock():
-            found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
-                                         worker=lab_paths.worker.path, seed=lab.seed)
+        with _gpu(lab.stages):
+            t0 = time.monotonic()
+            try:
+                found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
+                                             worker=lab_paths.worker.path, seed=lab.seed)
+            finally:
+                whole = time.monotonic() - t0
+                reported = [(n, found[n].get(WALL_COUNTER)) for n in names
+                            if isinstance(found.get(n), dict)]
+                reported = [(n, float(s)) for n, s in reported
+                            if isinstance(s, (int, float)) and not isinstance(s, bool)
+                            and math.isfinite(s) and s >= 0]
+                for n, s in reported:
+                    add_stage(lab.stages, f"bench: {n}", s)
+                add_stage(lab.stages, "bench: other", whole - sum(s for _, s in reported))
     except bench.BenchError as e:
         for perf in lab.performance:
             perf.status, perf.message = e.status, e.message

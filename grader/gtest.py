@@ -9,6 +9,7 @@ did not pass.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import fnmatch
 import json
@@ -81,6 +82,11 @@ class JudgeRun:
     sandbox: dict | None = None  # the 'worker' event, less 'event'
     done: int | None = None      # the 'done' event's test count
     warnings: list = dataclasses.field(default_factory=list)
+    # When each line arrived in the pipe, in seconds since the judge started, on the grader's
+    # clock (for the per-stage times, grade.judge_stages): test name -> its first verdict's
+    # arrival; worker_at: the 'worker' event's (the judge and its first worker started).
+    arrivals: dict = dataclasses.field(default_factory=dict)
+    worker_at: float | None = None
 
 
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
@@ -123,9 +129,15 @@ def parse_results(proc: runner.ProcResult, timeout_s: float) -> JudgeRun:
     if proc.results_truncated:
         run.warnings.append(f"the test judge wrote more than {runner.RESULTS_CAP} bytes of "
                             f"results; the rest was ignored")
+    sizes = [size for size, _ in proc.results_arrivals]
+    end = -1
     for i, raw in enumerate(proc.results.split(b"\n"), 1):
+        end += len(raw) + 1   # the index of this line's newline
         if not raw.strip():
             continue
+        # The read that brought this line's newline (or its last byte) into the pipe's buffer.
+        at = bisect.bisect_left(sizes, min(end, len(proc.results) - 1) + 1)
+        arrived = proc.results_arrivals[at][1] if at < len(sizes) else proc.seconds
         event = _decode(raw)
         kind = event.get("event") if event is not None else None
         if kind == "test":
@@ -133,7 +145,9 @@ def parse_results(proc: runner.ProcResult, timeout_s: float) -> JudgeRun:
             if result is None:
                 run.warnings.append(f"ignored a malformed test line {i} from the test judge: "
                                     f"{_excerpt(raw)}")
-            elif result.name in run.tests:
+                continue
+            run.arrivals.setdefault(result.name, arrived)
+            if result.name in run.tests:
                 run.warnings.append(f"the test judge reported {result.name} twice")
                 # Never upgrade: a second line may turn a pass into a failure, not back.
                 if run.tests[result.name].passed:
@@ -144,6 +158,7 @@ def parse_results(proc: runner.ProcResult, timeout_s: float) -> JudgeRun:
             if run.sandbox is None:
                 run.sandbox = {k: v for k, v in event.items()
                                if k != "event" and isinstance(v, (str, int, float, bool))}
+                run.worker_at = arrived
         elif kind == "done":
             if isinstance(event.get("tests"), int) and not isinstance(event["tests"], bool):
                 run.done = event["tests"]

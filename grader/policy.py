@@ -50,6 +50,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import fnmatch
+import hashlib
 import json
 import os
 import re
@@ -1566,17 +1567,49 @@ def _check_includes(source: Path, entry: dict, allowed_headers: set, rules: Poli
 
 
 def _preprocess_host(entry: dict) -> str | None:
-    """The student's file as the host compiler sees it: macros expanded, comments gone.
+    """The student's file as the host compiler sees it: macros expanded, comments gone, every
+    function (device ones too) present, with __CUDA_ARCH__ undefined.
 
+    For nvcc that is the host preprocessing step of `nvcc -cuda` (its "cpp4.ii"), run alone: the
+    rest of -cuda compiles the device code (cicc, ptxas), as long as the build itself, and then
+    hands on only cudafe's host stubs. The step is read from `nvcc --dryrun`; where it cannot
+    be found there, the whole `nvcc -cuda` runs instead.
     None when it cannot be made: then the build fails too (same command), so nothing runs."""
     with tempfile.TemporaryDirectory(prefix="policy-") as tmp:
         out_file = os.path.join(tmp, "host.ii")
-        mode = ["-cuda"] if _is_nvcc(entry) else ["-E"]
-        proc = runner.run(_base_args(entry) + mode + ["-o", out_file], COMPILER_TIMEOUT_S,
-                          cwd=entry["directory"], cap=64 * 1024)
+        if _is_nvcc(entry):
+            cmd = _nvcc_host_preprocess(entry, out_file) or \
+                _base_args(entry) + ["-cuda", "-o", out_file]
+        else:
+            cmd = _base_args(entry) + ["-E", "-o", out_file]
+        proc = runner.run(cmd, COMPILER_TIMEOUT_S, cwd=entry["directory"], cap=64 * 1024)
         if proc.timed_out or proc.returncode != 0 or not os.path.isfile(out_file):
             return None
         return Path(out_file).read_text(errors="replace")
+
+
+def _nvcc_host_preprocess(entry: dict, out_file: str) -> list | None:
+    """The host compiler's preprocessing command that `nvcc -cuda` would run for this entry,
+    writing to out_file; None when nvcc's dry run does not show exactly one such step in a form
+    that needs no shell (no variables, no substitutions)."""
+    proc = runner.run(_base_args(entry) + ["-cuda", "--dryrun", "-o", out_file], 60,
+                      cwd=entry["directory"], cap=256 * 1024)
+    if proc.timed_out or proc.returncode != 0:
+        return None
+    found = []
+    for line in (proc.stdout + proc.stderr).splitlines():
+        if not line.startswith("#$ ") or "$" in line[3:] or "`" in line:
+            continue
+        try:
+            argv = shlex.split(line[3:])
+        except ValueError:
+            continue
+        if ("-E" in argv and "-D__CUDACC__" in argv and "-o" in argv[:-1]
+                and not any(a.startswith("-D__CUDA_ARCH__") for a in argv)
+                and argv[argv.index("-o") + 1].endswith(".cpp4.ii")):
+            argv[argv.index("-o") + 1] = out_file
+            found.append(argv)
+    return found[0] if len(found) == 1 else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1807,7 +1840,56 @@ _DEVICE_MESSAGES = {
 }
 
 
+# The device rule's findings for an object, kept beside it: reading the SASS is most of the
+# policy check's time (seconds for a large kernel file), and a re-grading of unchanged code
+# (the build reuses the object) need not repeat it. Keyed by everything the findings depend on:
+# the object's bytes, the families refused, this module's code and the cuobjdump used. The
+# object and this file live in the grader's build folder, which the student's code never runs
+# with access to (it is compiled, not run, there; the worker is sandboxed).
+DEVICE_CACHE_SUFFIX = ".device-check.json"
+
+
+def _device_cache_key(path: Path, families) -> str | None:
+    try:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        h.update(repr(sorted(families)).encode())
+        h.update(Path(__file__).read_bytes())
+        tool = find_cuobjdump() or ""
+        st = os.stat(tool) if tool else None
+        h.update(f"{tool}:{st.st_size if st else 0}:{st.st_mtime_ns if st else 0}".encode())
+        return h.hexdigest()
+    except OSError:
+        return None
+
+
 def _check_device_code(path: Path, families) -> list:
+    key = _device_cache_key(path, families)
+    cache = Path(str(path) + DEVICE_CACHE_SUFFIX)
+    if key is not None:
+        try:
+            if not cache.is_symlink():
+                data = json.loads(cache.read_text())
+                if isinstance(data, dict) and data.get("key") == key:
+                    return [Violation(*v) for v in data["violations"]]
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+    found = _read_device_code(path, families)
+    if key is not None:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)
+            with os.fdopen(fd, "w") as f:
+                json.dump({"key": key, "violations": [[v.rule, v.symbol, v.message]
+                                                      for v in found]}, f)
+            os.replace(tmp, cache)
+        except OSError:
+            pass        # only a missed reuse next time
+    return found
+
+
+def _read_device_code(path: Path, families) -> list:
     sass = _read_sass(path)
     hits, kernel = [], "?"
     for line in sass.splitlines():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from grader.results import GradeResult, LabResult, PerfResult
+from grader.results import GradeResult, LabResult, PerfResult, stage_totals
 
 MAX_FAILURES_SHOWN = 5
 MAX_MESSAGE_LINES = 30
@@ -53,13 +53,25 @@ def perf_summary(p: PerfResult) -> str:
     return text + (f" {p.label}" if p.label else "")
 
 
-def lab_table(lab: LabResult) -> list:
+def stage_line(stages: list) -> str:
+    """'build 13.8 s, policy 1.5 s, tests 3.2 s, bench 25.1 s; 43.6 s in all': a stages list
+    summed by kind (the results JSON has each stage)."""
+    totals = stage_totals(stages)
+    text = ", ".join(f"{kind} {seconds:.1f} s" for kind, seconds in totals.items())
+    if len(totals) > 1:
+        text += f"; {sum(totals.values()):.1f} s in all"
+    return text
+
+
+def lab_table(lab: LabResult, times: bool = False) -> list:
+    """The lab's rows; `times`: a last row with its stage times (stage_line)."""
     seed = f"  (seed {lab.seed})" if lab.seed is not None else ""
     out = [f"{lab.lab} - {lab.title}{seed}"]
     if lab.status == "bad_files":
         out.append(f"  {'files':<14}{'REFUSED: see below':<44}")
         out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
         return out
+    times_row = [f"  {'time':<14}{stage_line(lab.stages)}"] if times and lab.stages else []
     if lab.build is not None:
         state = "ok" if lab.build.ok else "FAILED"
         out.append(f"  {'build':<14}{state:<44}{lab.build.seconds:6.1f} s")
@@ -85,7 +97,7 @@ def lab_table(lab: LabResult) -> list:
         if p.status == "measured":
             out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g})")
     out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
-    return out
+    return out + times_row
 
 
 def sandbox_line(sandbox: dict) -> str:
@@ -131,7 +143,9 @@ def implausible_entries(result: GradeResult) -> list:
             for p in lab.performance if p.implausible]
 
 
-def render(result: GradeResult, output_path: str | None = None) -> str:
+def render(result: GradeResult, output_path: str | None = None, times: bool = False) -> str:
+    """The console report. `times`: each lab's stage times below its table, and the grading's
+    own (configure, the harness, the GPU probe) after the labs."""
     gpu = result.gpu
     if gpu is None:
         where = "GPU not probed"        # nothing was built to run on it
@@ -140,7 +154,11 @@ def render(result: GradeResult, output_path: str | None = None) -> str:
     seed = f"seed {result.seed}" if result.seed is not None else "seeds per lab"
     lines = [f"Grading {result.submission}  ({seed}, {where})", ""]
     for lab in result.labs:
-        lines += lab_table(lab) + [""]
+        lines += lab_table(lab, times) + [""]
+    if times and result.stages:
+        shared = ", ".join(f"{s.get('stage')} {s.get('seconds') or 0:.1f} s"
+                           for s in result.stages if isinstance(s, dict))
+        lines += [f"Time: {shared}; the whole grading {result.seconds:.1f} s", ""]
     problems = [line for lab in result.labs for line in lab_problems(lab)]
     if problems:
         lines += ["What went wrong:"] + problems + [""]

@@ -106,6 +106,9 @@ class LabResult:
     performance: list = dataclasses.field(default_factory=list)   # PerfResult per entry
     warnings: list = dataclasses.field(default_factory=list)
     implausible: bool = False   # a performance entry is implausible: flagged for review
+    # Wall-clock seconds of this lab's stages, in order: [{"stage": name, "seconds": s}]
+    # (docs/grading.md, "Stage times"); stage_totals() sums them by kind.
+    stages: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -120,6 +123,9 @@ class GradeResult:
     labs: list = dataclasses.field(default_factory=list)
     started: str = ""
     seconds: float = 0.0
+    # The grading's own stages, shared by its labs (waiting for the build folder, configure,
+    # the harness's build, the GPU probe and ceilings), as LabResult.stages.
+    stages: list = dataclasses.field(default_factory=list)
 
     @property
     def points(self) -> float:
@@ -152,6 +158,22 @@ class GradeResult:
         the wrong type; keys it does not know (a newer grader's) are ignored, as are the
         computed 'points', 'max_points' and 'implausible'."""
         return _from_dict(cls, data, "results")
+
+
+def stage_kind(name: str) -> str:
+    """'tests: public' -> 'tests'; a name without a colon is its own kind ('configure')."""
+    return name.split(":", 1)[0].strip()
+
+
+def stage_totals(stages) -> dict:
+    """{kind: seconds} over a stages list, in the order the kinds first appear."""
+    totals = {}
+    for s in stages or []:
+        if isinstance(s, dict) and isinstance(s.get("stage"), str) \
+                and isinstance(s.get("seconds"), (int, float)):
+            kind = stage_kind(s["stage"])
+            totals[kind] = totals.get(kind, 0.0) + float(s["seconds"])
+    return totals
 
 
 # Which dataclass the items of a list field hold, for from_dict.

@@ -30,6 +30,9 @@ class ProcResult:
     stderr: str
     results: bytes = b""          # what came down the results pipe (run_with_results)
     results_truncated: bool = False
+    # When the results arrived, on the grader's clock: (bytes of `results` read so far,
+    # seconds since the command started), one pair per read (run_with_results).
+    results_arrivals: list = dataclasses.field(default_factory=list)
 
     @property
     def signal_name(self) -> str | None:
@@ -109,6 +112,7 @@ class _Collector:
     def __init__(self, fd: int, cap: int):
         self.fd, self.cap = fd, cap
         self.chunks, self.size, self.truncated, self.eof = [], 0, False, False
+        self.arrivals = []   # (self.size after a read, time.monotonic() of that read)
 
     def read_available(self) -> None:
         while not self.eof:
@@ -125,6 +129,7 @@ class _Collector:
             if keep:
                 self.chunks.append(data[:keep])
                 self.size += keep
+                self.arrivals.append((self.size, time.monotonic()))
             if keep < len(data):
                 self.truncated = True
 
@@ -187,7 +192,9 @@ def run_with_results(make_cmd, timeout_s: float, *, stdin_data: bytes = b"",
             return ProcResult(returncode=None if timed_out else proc.returncode,
                               timed_out=timed_out, seconds=seconds,
                               stdout=_read_capped(out, cap), stderr=_read_capped(err, cap),
-                              results=collector.data(), results_truncated=collector.truncated)
+                              results=collector.data(), results_truncated=collector.truncated,
+                              results_arrivals=[(size, t - start)
+                                                for size, t in collector.arrivals])
     finally:
         os.close(r)
         if w >= 0:

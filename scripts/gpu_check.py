@@ -354,6 +354,7 @@ def judge_case(case: Case, graded: dict) -> dict:
     row["points"] = lab.get("points", 0.0)
     row["metric"] = [e.get("metric") for e in perf_entries(lab)]
     row["grader_seconds"] = (graded["result"] or {}).get("seconds")
+    row["stages"] = lab.get("stages")
     if status in ("error", "bad_files", "missing_files", "no_gpu"):
         row["problems"].append(f"lab status '{status}': {(lab.get('message') or '')[:200]}")
     for key in ("build", "correctness", "performance"):
@@ -379,6 +380,63 @@ def judge_case(case: Case, graded: dict) -> dict:
                         or []})
         row["rules"] = rules
     return row
+
+
+# ---------------------------------------------------------------------------- stage times
+STAGE_KINDS = ("build", "policy", "tests", "bench", "wait")   # the table's columns
+
+
+def stage_totals(stages) -> dict:
+    """{kind: seconds} of a results stages list ('tests: public' is of kind 'tests'), as
+    grader/results.py stage_totals; an old results file without stages gives {}."""
+    totals = {}
+    for s in stages or []:
+        if isinstance(s, dict) and isinstance(s.get("seconds"), (int, float)):
+            kind = str(s.get("stage", "")).split(":", 1)[0].strip()
+            totals[kind] = totals.get(kind, 0.0) + float(s["seconds"])
+    return totals
+
+
+def _stage_row(label: str, totals: dict, width: int = 24) -> str:
+    cells = "".join(f" {totals.get(k, 0.0):7.1f}" for k in STAGE_KINDS)
+    return f"  {label:<{width}}{cells} {sum(totals.values()):7.1f}"
+
+
+def stage_table(title: str, result: dict | None) -> list:
+    """One grading's stage times: a line of its own stages (configure, the harness, the GPU
+    probe and ceilings), then a row per lab summed by kind."""
+    if not result:
+        return []
+    own = ", ".join(f"{s.get('stage')} {s.get('seconds', 0):.1f}"
+                    for s in result.get("stages") or [] if isinstance(s, dict))
+    lines = [f"{title}: {own or 'no stages recorded'}; the whole grading "
+             f"{result.get('seconds', 0) or 0:.1f}",
+             f"  {'lab':<24}" + "".join(f" {k:>7}" for k in STAGE_KINDS) + f" {'total':>7}"]
+    for lab in result.get("labs") or []:
+        lines.append(_stage_row(str(lab.get("lab")), stage_totals(lab.get("stages"))))
+    return lines
+
+
+def corpus_stage_table(rows: list) -> list:
+    """Per lab over its corpus cases: the median of each kind, and the slowest case."""
+    by_lab = {}
+    for r in rows:
+        if r.get("stages") is not None:
+            by_lab.setdefault(r["case"].split("/", 1)[0], []).append(r)
+    if not by_lab:
+        return []
+    lines = ["corpus, median per case (and the slowest case's lab total):",
+             f"  {'lab':<18}{'cases':>6}" + "".join(f" {k:>7}" for k in STAGE_KINDS)
+             + f" {'total':>7}  slowest"]
+    for lab, cases in sorted(by_lab.items()):
+        totals = [stage_totals(r["stages"]) for r in cases]
+        cells = "".join(f" {statistics.median(t.get(k, 0.0) for t in totals):7.1f}"
+                        for k in STAGE_KINDS)
+        whole = [sum(t.values()) for t in totals]
+        slowest = max(range(len(cases)), key=lambda i: whole[i])
+        lines.append(f"  {lab:<18}{len(cases):>6}{cells} {statistics.median(whole):7.1f}  "
+                     f"{whole[slowest]:.1f} ({cases[slowest]['case']})")
+    return lines
 
 
 def fmt_metric(values) -> str:
@@ -433,6 +491,7 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     ok = True
     summary = []
+    timed = []   # (title, results) of the gradings whose stage times are shown at the end
 
     def log(msg: str) -> None:
         print(f"[{time.monotonic() - t0:5.0f} s] {msg}", flush=True)
@@ -492,6 +551,7 @@ def main(argv=None) -> int:
                                f"(spread {spread[0]:.3f} / {spread[1]:.3f})")
         summary.append(f"solutions: one grading took {res.get('seconds', 0):.1f} s "
                        f"(grader's own clock, cold build included), {sol['wall']:.0f} s wall")
+        timed.append(("solutions, first grading (builds the harness)", res))
         log("solutions graded")
 
     # ---- 2. starters, in slot 0 while the corpus starts in the other slots: a starter fails its
@@ -504,6 +564,7 @@ def main(argv=None) -> int:
     def report_starters() -> None:
         nonlocal ok
         start = starter_future.result()
+        timed.append(("starters", start["result"]))
         for lab_name in labs:
             lab = lab_result(start["result"], lab_name)
             if lab is None:
@@ -589,6 +650,8 @@ def main(argv=None) -> int:
             if seconds:
                 repeat_lines.append(f"    one grading took {statistics.median(seconds):.1f} s "
                                     f"(median; min {min(seconds):.1f}, max {max(seconds):.1f})")
+            if label.startswith("solutions") and res is not None:
+                timed.append((f"solutions, warm (repeat check, last of {REPEATS})", res))
             if label.startswith("solutions") and seconds:
                 per_lab = statistics.median(seconds) / max(1, len(repeat_labs))
                 repeat_lines.append(f"    warm grading of the solutions: {per_lab:.1f} s per lab, "
@@ -617,6 +680,11 @@ def main(argv=None) -> int:
               f" {r.get('correctness', '?'):<8} {r.get('performance', '?'):<8}"
               f" {r.get('points', 0):7.2f} {fmt_metric(r.get('metric')):>7}"
               f" {r['seconds']:6.1f} s  {extra}")
+    stage_lines = [line for title, result in timed for line in stage_table(title, result)]
+    stage_lines += corpus_stage_table(rows)
+    if stage_lines:
+        print("\n=== stage times, s (wall clock; docs/grading.md, \"Stage times\") ===")
+        print("\n".join(stage_lines))
     print("\n=== summary ===")
     for line in summary + repeat_lines:
         print(line)

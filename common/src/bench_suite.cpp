@@ -386,6 +386,7 @@ int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke
   for (const Spec& spec : specs(smoke)) {
     benchmark::RegisterBenchmark(spec.name.c_str(),
                                  [spec, smoke](benchmark::State& state) {
+                                   const auto started = std::chrono::steady_clock::now();
                                    try {
                                      run_spec(state, spec, smoke);
                                    } catch (const std::exception& e) {
@@ -394,6 +395,10 @@ int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke
                                      for (auto _ : state) {
                                      }
                                    }
+                                   // This benchmark's wall time (buffers, calibration, every
+                                   // sample and the baseline): the grader's stage times only.
+                                   state.counters["wall_s"] = std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - started).count();
                                  })
         ->UseManualTime()
         ->Iterations(1)

@@ -14,8 +14,10 @@ Otherwise it "builds" for $FAKE_GRADE_BUILD_S seconds, then holds the GPU lock
 (grader/gpulock.py: $LABS_GPU_LOCK, shared unless $LABS_GPU_LOCK_EXCLUSIVE=1) for
 $FAKE_GRADE_GPU_S seconds, appending {"sub", "gpu", "start", "end", "pid"} to $FAKE_GRADE_LOG,
 and writes a results file with the real classes (grader/results.py). Every call appends
-{"sub", "pid", "argv"} to $FAKE_GRADE_CALLS. With --no-gpu-fake (or $FAKE_GRADE_NO_GPU=1) it
-behaves as the real grader on a machine without a GPU: status no_gpu, exit 3.
+{"sub", "pid", "argv"} to $FAKE_GRADE_CALLS. With $FAKE_GRADE_NO_GPU=1 it behaves as the real
+grader on a machine without a GPU: a lab that does not build is build_failed; when another one
+built, the grading is no_gpu (with the real grader's messages), exit 3; else build_failed,
+exit 4.
 A build directory used by two fakes at once is reported (exit 1, 'BUILD DIR SHARED').
 """
 
@@ -97,17 +99,21 @@ def grade(args, sub: Path, name: str) -> int:
     if "HANG" in everything:
         time.sleep(3600)
     time.sleep(float(os.environ.get("FAKE_GRADE_BUILD_S", "0")))
-    if os.environ.get("FAKE_GRADE_NO_GPU") == "1":
-        for lab in result.labs:
-            lab.status, lab.message = "no_gpu", "no CUDA GPU: fake"
-        result.status, result.message, result.exit_code = "no_gpu", "no CUDA GPU: fake", 3
-        Path(args.output).write_text(result.to_json() + "\n")
-        return 3
     failed = False
     for lab in result.labs:
         if "BUILDFAIL" in text[lab.lab] or "MISSING" in text[lab.lab]:
             lab.status, lab.message = "build_failed", "matmul.cu:3: error: a fake build error"
             failed = True
+    built = [lab for lab in result.labs if lab.status != "build_failed"]
+    if os.environ.get("FAKE_GRADE_NO_GPU") == "1" and built:
+        why = "no CUDA GPU: no NVIDIA driver found (fake)"   # as grade.py words it
+        for lab in built:
+            lab.status = "no_gpu"
+            lab.message = (f"{why}. The build succeeded; GPU tests and benchmarks were not run "
+                           f"and no points were awarded.")
+        result.status, result.message, result.exit_code = "no_gpu", why, 3
+        Path(args.output).write_text(result.to_json() + "\n")
+        return 3
     if not failed:
         with gpulock.gpu_lock(shared=True):
             start = time.time()

@@ -100,7 +100,8 @@ def write_executable(path: Path, body: str) -> Path:
 #   seed (passes only when the seed read from stdin is '1234'; otherwise fails naming it),
 #   double (reports passed, then failed, for the same test),
 #   append:<path> (appends a line to <path>, as a worker tampering with the build tree would,
-#   and reports passed).
+#   and reports passed),
+#   sleep:<seconds> (takes that long, then reports passed: the per-stage times).
 # Behaviours that leave this test and every later one without a line:
 #   judge_crash (the judge dies of SIGSEGV), judge_exit (the judge exits 1), hang (the judge
 #   sleeps 100 s: the grader's limit for the whole run kills it).
@@ -192,6 +193,9 @@ def main():
         elif how.startswith("append:"):
             with open(how[len("append:"):], "a") as fh:
                 fh.write("# tampered\\n")
+            test_line(name, "passed")
+        elif how.startswith("sleep:"):
+            time.sleep(float(how[len("sleep:"):]))
             test_line(name, "passed")
         elif how == "judge_crash":
             print("about to crash", flush=True)

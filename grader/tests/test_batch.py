@@ -349,10 +349,51 @@ class FailureTest(BatchTestCase):
         make_sub(self.e.subs, "alice")
         proc = self.e.run("--gpus", "0", FAKE_GRADE_NO_GPU="1")
         self.assertRan(proc, 3)
-        self.assertIn("FAILED alice: no_gpu", proc.stdout)
+        self.assertIn("batch: alice: built and checked, NOT GRADED ON A GPU", proc.stdout)
         again = self.e.run("--gpus", "0")
         self.assertRan(again)
         self.assertEqual(self.e.called(), ["alice", "alice"])
+
+    def test_no_gpu_with_a_build_failure_exits_3_with_one_line_each_and_on_resume(self):
+        # Issue 19, item 6: bob does not build (a final grade), alice builds but there is no
+        # GPU: exit 3 (not 1), alice said once in plain words, not as a failure; the same on
+        # the resume (bob skipped, alice tried again); then on a GPU both are done.
+        make_sub(self.e.subs, "alice")
+        make_sub(self.e.subs, "bob", matmul="BUILDFAIL", reduce="BUILDFAIL")
+        make_sub(self.e.subs, "carol", reduce="BUILDFAIL")
+        alice = ("batch: alice: built and checked, NOT GRADED ON A GPU (no CUDA GPU: no NVIDIA "
+                 "driver found (fake))")
+        for run in ("first", "resume"):
+            proc = self.e.run("--gpus", "0", FAKE_GRADE_NO_GPU="1")
+            self.assertRan(proc, 3)
+            lines = proc.stdout.splitlines()
+            self.assertIn(alice, lines, run)
+            self.assertRegex(proc.stdout, r"batch: no GPU alice: built and checked, NOT GRADED "
+                                          r"ON A GPU \(no CUDA GPU: .*\) in \d+s \[")
+            self.assertNotIn("FAILED", proc.stdout, run)
+            self.assertNotIn("no CUDA GPU: no CUDA GPU", proc.stdout, run)
+            # carol: one lab built, the other did not: said in the same line
+            self.assertIn("batch: carol: built and checked, NOT GRADED ON A GPU (no CUDA GPU: "
+                          "no NVIDIA driver found (fake)); 05_reduction did not build", lines)
+            self.assertRegex(proc.stdout, r"batch: [01] graded, 0 failed, 2 not graded on a GPU, "
+                                          r"[01] already done", run)
+            self.assertIn("on a machine with a GPU", proc.stdout)
+            summary = json.loads((self.e.out / "summary.json").read_text())
+            self.assertEqual(summary["failed"], [], run)
+            self.assertEqual([f["name"] for f in summary["no_gpu"]], ["alice", "carol"], run)
+            self.assertEqual(self.e.gradebook()["bob"]["status"], "build_failed")
+            self.assertEqual(self.e.gradebook()["alice"]["status"], "no_gpu")
+        self.assertIn("1 of 3 submissions already graded (unchanged): skipped", proc.stdout)
+        self.assertEqual(sorted(self.e.called()), ["alice", "alice", "bob", "carol", "carol"])
+        merge = subprocess.run([sys.executable, "-m", "grader", "batch-merge", str(self.e.out)],
+                               cwd=REPO, capture_output=True, text=True)
+        self.assertRan(merge, 3)
+        self.assertIn(alice.replace("batch:", "batch-merge:"), merge.stdout)
+        self.assertNotIn("FAILED", merge.stdout)
+        on_a_gpu = self.e.run("--gpus", "0")
+        self.assertRan(on_a_gpu, 0)
+        self.assertEqual(float(self.e.gradebook()["alice"]["total"]), 200)
+        self.assertEqual(self.e.gradebook()["carol"]["status"], "build_failed")
 
 
 class ProgressTest(BatchTestCase):

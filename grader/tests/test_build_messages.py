@@ -167,6 +167,42 @@ class StageSubmissionTest(unittest.TestCase):
         self.assertEqual(hashes["matmul.cu"],
                          hashlib.sha256(b"// second version\n").hexdigest())
 
+    def test_an_unchanged_file_that_was_built_keeps_its_staged_copy(self):
+        dst = self.stage / "01_naive_matmul" / "matmul.cu"
+        old = (1_000_000_000, 1_000_000_000)
+        hashes = build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        os.utime(dst, ns=old)
+        # not marked built (a build cut short): written afresh
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertNotEqual(dst.stat().st_mtime_ns, old[0])
+        # built, same bytes: the staged copy (and its mtime) stay, so the build is reused
+        build.mark_built(self.stage, "01_naive_matmul", hashes)
+        os.utime(dst, ns=old)
+        self.assertEqual(build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",),
+                                                self.stage), hashes)
+        self.assertEqual(dst.stat().st_mtime_ns, old[0])
+        # one byte different, same size: written afresh, and the mark is gone
+        self.src.write_bytes(self.src.read_bytes()[:-1] + b"!")
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertNotEqual(dst.stat().st_mtime_ns, old[0])
+        self.assertEqual(dst.read_bytes(), self.src.read_bytes())
+        self.assertFalse((dst.parent / build.BUILT_MARKER).exists())
+        # the staged copy changed behind the mark's back (same size): written afresh
+        hashes = build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        build.mark_built(self.stage, "01_naive_matmul", hashes)
+        dst.write_bytes(dst.read_bytes()[:-1] + b"?")
+        os.utime(dst, ns=old)
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertEqual(dst.read_bytes(), self.src.read_bytes())
+        # a link where the staged copy goes is replaced, even when it shows the same bytes
+        build.mark_built(self.stage, "01_naive_matmul", hashes)
+        twin = self.stage / "twin.cu"
+        twin.write_bytes(self.src.read_bytes())
+        dst.unlink()
+        dst.symlink_to(twin)
+        build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu",), self.stage)
+        self.assertFalse(dst.is_symlink())
+
     def test_missing_file_is_named(self):
         with self.assertRaises(GraderError) as cm:
             build.stage_submission(self.sub, "01_naive_matmul", ("matmul.cu", "helpers.cuh"),
@@ -183,6 +219,31 @@ class StageSubmissionTest(unittest.TestCase):
         with self.assertRaises(GraderError) as cm:
             build.stage_submission(self.sub, "02_tiled", ("tiled.cu",), self.stage)
         self.assertIn("tiled.cu", cm.exception.message)
+
+    def test_a_repository_root_gets_a_hint(self):
+        root = self.sub.parent / "clone"
+        root.mkdir()
+        self.sub.rename(root / "labs")
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(root, "01_naive_matmul", ("matmul.cu",), self.stage)
+        msg = cm.exception.message
+        self.assertIn("looks like a repository root", msg)
+        self.assertIn(f"--submission {root / 'labs'}", msg)
+        # the right folder grades
+        self.assertIn("matmul.cu", build.stage_submission(root / "labs", "01_naive_matmul",
+                                                          ("matmul.cu",), self.stage))
+
+    def test_a_binary_file_is_refused_without_echoing_it(self):
+        self.src.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+        msg = self.refused()
+        self.assertIn("matmul.cu is not a source file: it is an ELF object or program", msg)
+        self.assertIn("NUL byte at offset 7", msg)
+        self.assertNotIn("ELF\x02", msg)
+        self.assertLess(len(msg), 300)
+
+    def test_a_nul_byte_anywhere_is_binary(self):
+        self.src.write_bytes(b"__global__ void k() {}\n\0\n")
+        self.assertIn("it is binary data (a NUL byte at offset 23)", self.refused())
 
     def refused(self, files=("matmul.cu",), max_file_kib=256, lab="01_naive_matmul"):
         with self.assertRaises(build.BadFilesError) as cm:

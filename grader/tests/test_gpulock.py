@@ -6,6 +6,7 @@ import fcntl
 import os
 import stat
 import tempfile
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -129,6 +130,75 @@ class GpuLockTest(unittest.TestCase):
         with gpulock.gpu_lock(shared=True, path=path):
             self.assertTrue(self.held(path, fcntl.LOCK_SH))
         self.assertFalse(self.held(path, fcntl.LOCK_EX), "released")
+
+    def test_gpu_lock_says_when_it_waits(self):
+        path = self.tmp / "gpu.lock"
+        waits = []
+        with gpulock.gpu_lock(shared=True, path=path, on_wait=lambda: waits.append("x")):
+            pass
+        self.assertEqual(waits, [], "a free lock: no wait")
+        holder = os.open(path, os.O_RDWR)
+        self.addCleanup(os.close, holder)
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        import threading
+        threading.Timer(0.3, fcntl.flock, (holder, fcntl.LOCK_UN)).start()
+        with gpulock.gpu_lock(shared=True, path=path, on_wait=lambda: waits.append("x")):
+            self.assertEqual(waits, ["x"])
+
+
+class BuildLockTest(unittest.TestCase):
+    """build_lock: one grading per build folder; the holder's pid for the one that waits."""
+
+    def setUp(self):
+        self.tmp = Path(tempfile.mkdtemp())
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.tmp))
+
+    def test_held_for_the_block_with_the_pid_written(self):
+        build = self.tmp / "build" / "grade"      # made when missing
+        lock = build / gpulock.BUILD_LOCK_NAME
+        with gpulock.build_lock(build):
+            self.assertEqual(lock.read_text().strip(), str(os.getpid()))
+            fd = os.open(lock, os.O_RDWR)
+            try:
+                with self.assertRaises(BlockingIOError):
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            finally:
+                os.close(fd)
+        self.assertEqual(lock.read_text(), "", "the pid goes with the lock")
+
+    def test_a_second_grading_waits_and_is_told_who_holds_it(self):
+        import subprocess
+        import sys
+        build = self.tmp / "build"
+        holder = subprocess.Popen([sys.executable, "-c", (
+            "import sys, time\n"
+            "from grader import gpulock\n"
+            f"with gpulock.build_lock({str(build)!r}):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(0.5)\n")], cwd=Path(gpulock.__file__).parents[1],
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(holder.wait)
+        self.assertEqual(holder.stdout.readline().strip(), "held")
+        told = []
+        t0 = time.monotonic()
+        with gpulock.build_lock(build, on_wait=told.append):
+            self.assertGreater(time.monotonic() - t0, 0.3, "entered while the other one held it")
+        self.assertEqual(told, [holder.pid])
+
+    def test_a_shared_build_folder_is_fine_a_link_is_not(self):
+        build = self.tmp / "shared"
+        build.mkdir()
+        build.chmod(0o775)                 # a umask of 002: not refused, unlike the GPU lock
+        with gpulock.build_lock(build):
+            pass
+        (build / gpulock.BUILD_LOCK_NAME).unlink()
+        (build / gpulock.BUILD_LOCK_NAME).symlink_to(self.tmp / "elsewhere")
+        with self.assertRaises(GpuLockError) as e:
+            with gpulock.build_lock(build):
+                pass
+        self.assertIn("build folder lock", e.exception.message)
+        self.assertIn("symbolic link", e.exception.message)
+        self.assertFalse((self.tmp / "elsewhere").exists())
 
 
 if __name__ == "__main__":

@@ -413,6 +413,48 @@ class GradeLabTest(TempDirTest):
         self.assertFalse(any(any(a.startswith("--benchmark") for a in r["argv"])
                              for r in self.build.runs()))
 
+    def test_stage_times_of_the_test_groups_and_the_benchmark(self):
+        # Issue 19: each group's time from when its verdicts arrived (the judge's start and
+        # exit apart), each benchmark's from the bench judge's own clock (its 'wall_s').
+        tests = [(PUB, "A/1", "sleep:0.3"), (PUB, "A/2", "sleep:0.3"), (HID, "B/1", "pass")]
+        lab = self.grade_lab(tests, benches(ratio=0.03, counters={"wall_s": 1.25}))
+        self.assertEqual(lab.status, "graded")
+        stages = {s["stage"]: s["seconds"] for s in lab.stages}
+        self.assertEqual([s["stage"] for s in lab.stages],
+                         ["tests: list", "tests: start", "tests: public", "tests: hidden",
+                          "tests: exit", f"bench: {BENCH}", "bench: other"])
+        self.assertGreaterEqual(stages["tests: public"], 0.55, lab.stages)
+        self.assertLess(stages["tests: hidden"], 0.3)
+        self.assertLess(stages["tests: start"], 0.3)
+        self.assertEqual(stages[f"bench: {BENCH}"], 1.25)
+        self.assertGreaterEqual(stages["bench: other"], 0.0)
+        self.assertTrue(all(isinstance(s["seconds"], float) for s in lab.stages))
+        # a group without tests in this build (a student release) has no stage
+        lab = self.grade_lab([(PUB, "A/1", "pass")], benches(ratio=0.03))
+        self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("tests")],
+                         ["tests: list", "tests: start", "tests: public", "tests: exit"])
+        self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("bench")],
+                         ["bench: other"])   # no 'wall_s' from this bench judge
+        # a benchmark run that failed as a whole is still timed
+        lab = self.grade_lab(tests_all_pass(), benches(how="segv"))
+        self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("bench")],
+                         ["bench: other"])
+
+    def test_waiting_for_the_gpu_is_a_stage(self):
+        # another grader's benchmark holds the GPU: the wait is timed, apart from the tests
+        hold = subprocess.Popen([sys.executable, "-c", (
+            "import fcntl, sys, time\n"
+            f"f = open({str(gpulock.DEFAULT_LOCK)!r}, 'a+')\n"
+            "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(2)")],
+            stdout=subprocess.PIPE, text=True)
+        self.addCleanup(hold.wait)
+        self.assertEqual(hold.stdout.readline().strip(), "held")
+        lab = self.grade_lab(tests_all_pass(), benches())
+        stages = {s["stage"]: s["seconds"] for s in lab.stages}
+        self.assertGreaterEqual(stages["wait: GPU"], 0.5)
+        self.assertLess(stages["tests: start"], 0.5, "the wait is not the judge's start")
+        self.assertEqual([s["stage"] for s in lab.stages].count("wait: GPU"), 1)
+
 
 def cfg_without_perf(data):
     with fakes.use_policy(fakes.FakePolicy()):
@@ -635,6 +677,72 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual(self.fake.runs(), [])      # no test or benchmark process was started
         text = report.render(r)
         self.assertIn("NOT GRADED ON A GPU", text)
+
+    def test_stage_times_without_a_gpu(self):
+        # Issue 19: configure, the harness, the probe for the grading; policy and build stages
+        # for the lab; nothing that ran on a GPU
+        r = self.run_grade(gpu={"available": False, "reason": "no CUDA-capable device", "name": ""})
+        self.assertEqual(r.status, "no_gpu")
+        self.assertEqual([s["stage"] for s in r.stages],
+                         ["configure", "build: harness", "GPU probe"])
+        self.assertEqual([s["stage"] for s in r.labs[0].stages],
+                         ["policy: source", "build: student object", "policy: object",
+                          "build: worker and judges"])
+        d = json.loads(r.to_json())
+        self.assertEqual(d["stages"], r.stages)
+        self.assertEqual(set(d["labs"][0]["stages"][0]), {"stage", "seconds"})
+        self.assertEqual(GradeResult.from_dict(d).labs[0].stages, r.labs[0].stages)
+        text = report.render(r, times=True)
+        self.assertRegex(text, r"\n  time          policy \d+\.\d s, build \d+\.\d s; "
+                               r"\d+\.\d s in all\n")
+        self.assertRegex(text, r"\nTime: configure \d+\.\d s, build: harness \d+\.\d s, GPU "
+                               r"probe \d+\.\d s; the whole grading \d+\.\d s\n")
+        self.assertNotIn("time ", report.render(r), "only when asked (not with --quiet)")
+        # a build failure: the stages that ran
+        r = self.run_grade(lab_build_ok=False)
+        self.assertEqual([s["stage"] for s in r.labs[0].stages],
+                         ["policy: source", "build: student object"])
+
+    def test_stage_times_on_a_gpu(self):
+        r = self.run_grade()
+        self.assertEqual(r.status, "graded")
+        self.assertEqual([s["stage"] for s in r.stages],
+                         ["configure", "build: harness", "GPU probe", "GPU ceilings"])
+        self.assertEqual([s["stage"] for s in r.labs[0].stages],
+                         ["policy: source", "build: student object", "policy: object",
+                          "build: worker and judges", "tests: list", "tests: start",
+                          "tests: public", "tests: hidden", "tests: exit", "bench: other"])
+        self.assertIn("tests ", report.render(r, times=True))
+
+    def test_a_grading_waits_for_another_on_its_build_folder(self):
+        import threading
+        held, release = threading.Event(), threading.Event()
+        staged_meanwhile = []
+
+        def other_grading():
+            with gpulock.build_lock(self.build_dir):
+                held.set()
+                release.wait(10)
+                staged_meanwhile.append((self.build_dir / "submission").exists())
+
+        t = threading.Thread(target=other_grading)
+        t.start()
+        self.addCleanup(t.join)
+        self.addCleanup(release.set)
+        held.wait(10)
+        threading.Timer(0.5, release.set).start()
+        said = []
+        with mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
+                mock.patch.object(build, "build_targets", lambda *a, **k: BuildResult(ok=True)):
+            r = grade.grade(Path("/repo"), self.submission, [cfg()], self.build_dir, seed=1,
+                            notice=said.append)
+        self.assertEqual(said, [f"waiting for the other grading of the build folder "
+                                f"{self.build_dir} (pid {os.getpid()}) to finish"])
+        self.assertEqual(r.stages[0]["stage"], "wait: build folder")
+        self.assertGreaterEqual(r.stages[0]["seconds"], 0.3)
+        # nothing of this grading happened before the other one ended; then it did
+        self.assertEqual(staged_meanwhile, [False])
+        self.assertTrue((self.build_dir / "submission" / LAB / "matmul.cu").is_file())
 
     def test_gpu_probe(self):
         probe = self.tmp / "labkit_gpu_info"
@@ -871,12 +979,23 @@ class CliTest(TempDirTest):
 
     def test_missing_submission(self):
         self.assertUsageError(["grade", "--submission", "/nonexistent"],
-                                    "submission directory not found", "/nonexistent")
+                              "--submission: /nonexistent does not exist")
 
     def test_submission_that_is_a_file(self):
         with tempfile.NamedTemporaryFile() as f:
-            self.assertUsageError(["grade", "--submission", f.name],
-                                  "submission directory not found")
+            self.assertUsageError(["grade", "--submission", f.name], "is a file, not a folder",
+                                  "shaped like labs/")
+
+    def test_submission_that_is_the_student_file(self):
+        args = self.grade_args()
+        sub = Path(args[args.index("--submission") + 1])
+        self.assertUsageError(["grade", "--submission", str(sub / LAB / "matmul.cu")],
+                              "is a file, not a folder", f"e.g. --submission {sub}")
+
+    def test_output_where_nothing_can_be_created(self):
+        # the permission bits allow it (root), creating a file does not: refused before grading
+        self.assertUsageError(self.grade_args("-o", "/proc/r.json"), "--output",
+                              "cannot write in /proc")
 
     def test_unknown_lab(self):
         self.assertUsageError(["grade", "nosuchlab"], "unknown lab 'nosuchlab'", LAB)
@@ -931,6 +1050,20 @@ class CliTest(TempDirTest):
         self.assertEqual(code, 0)
         self.assertIn(LAB, out)
         self.assertIn("100 points", out)
+
+    def test_run_from_the_labs_folder(self):
+        # `python3 -m grader` typed in labs/ runs the root's grader, in labs/, with the same
+        # arguments (an error here proves the arguments arrived; a listing that it ran at all)
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        labs = Path(cli.REPO) / "labs"
+        ok = subprocess.run([sys.executable, "-m", "grader", "list"], cwd=labs, env=env,
+                            capture_output=True, text=True, timeout=60)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        self.assertIn(LAB, ok.stdout)
+        bad = subprocess.run([sys.executable, "-m", "grader", "grade", "--submission", "nope"],
+                             cwd=labs, env=env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(bad.returncode, 2, bad.stderr)
+        self.assertIn(f"--submission: {labs / 'nope'} does not exist", bad.stderr)
 
     def test_help_is_not_an_error(self):
         code, out, err = self.main(["grade", "--help"])

@@ -367,6 +367,42 @@ class CompileCommandTest(unittest.TestCase):
             "/path/with space.h", "/a$b.h"])
 
 
+@unittest.skipUnless(NVCC, "nvcc was not found (PATH, /usr/local/cuda/bin)")
+class HostPreprocessTest(unittest.TestCase):
+    """The source rule's preprocessed text is nvcc's host preprocessing step run alone (found in
+    `nvcc --dryrun`), not the whole `nvcc -cuda`, which compiles the device code as well."""
+
+    def test_the_host_step_alone_sees_every_function_with_cuda_arch_undefined(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "a.cu"
+            src.write_text("#define CAT(a, b) a##b\n#ifdef __CUDA_ARCH__\nint CAT(device_, side);\n"
+                           "#else\nint CAT(host_, side);\n#endif\n"
+                           "__global__ void CAT(ker, nel)(float* p) { *p = 1.0f; }\n")
+            entry = {"directory": tmp, "file": str(src),
+                     "args": [NVCC, *NVCC_FLAGS, "-x", "cu", "-c", str(src), "-o", "a.o"]}
+            step = policy._nvcc_host_preprocess(entry, str(Path(tmp) / "out.ii"))
+            self.assertIsNotNone(step, "nvcc --dryrun shows no host preprocessing step")
+            self.assertIn("-E", step)
+            self.assertEqual(step[step.index("-o") + 1], str(Path(tmp) / "out.ii"))
+            with mock.patch.object(policy.runner, "run", wraps=policy.runner.run) as run:
+                text = policy._preprocess_host(entry)
+            self.assertNotIn("-cuda", run.call_args_list[-1].args[0])   # the step, not -cuda
+            self.assertIn("host_side", text)
+            self.assertNotIn("device_side", text)
+            self.assertIn("kernel", text)
+
+    def test_without_a_usable_dry_run_the_whole_cuda_step_runs(self):
+        entry = {"directory": "/", "file": "/x.cu", "args": [NVCC, "-c", "/x.cu"]}
+        for out in ("#$ gcc -E -D__CUDACC__ $X -o a.cpp4.ii",       # needs a shell
+                    "#$ gcc -E -x c++ -o a.cpp1.ii",                 # no host step
+                    "#$ gcc -E -D__CUDACC__ -o a.cpp4.ii\n#$ gcc -E -D__CUDACC__ -o b.cpp4.ii"):
+            with self.subTest(out=out), mock.patch.object(
+                    policy.runner, "run",
+                    return_value=policy.runner.ProcResult(returncode=0, timed_out=False,
+                                                          seconds=0, stdout=out, stderr="")):
+                self.assertIsNone(policy._nvcc_host_preprocess(entry, "/o.ii"))
+
+
 class RulesAndReportTest(unittest.TestCase):
     def test_from_toml(self):
         self.assertEqual(PolicyRules.from_toml({}, "w"), PolicyRules())

@@ -4,6 +4,7 @@ Library exports and weak definitions (definition rule), the device rule's instru
 and its cuobjdump lookup, and executable sections the linker places into code (syscall rule).
 The same rules on real nvcc compiles are in test_policy.py (CASES)."""
 
+import json
 import os
 import shutil
 import stat
@@ -185,6 +186,37 @@ class DeviceFamilyTest(unittest.TestCase):
                          "conversions to such types are not allowed")
         self.assertIn("tensor-core instruction HMMA.16816.F32 in kernel gemm(", found[1].message)
         self.assertEqual([v.rule for v in only_tc], ["device"])
+
+    def test_findings_are_kept_beside_the_object_for_the_same_bytes_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = Path(tmp) / "student.o"
+            obj.write_bytes(b"object one")
+            cache = Path(str(obj) + policy.DEVICE_CACHE_SUFFIX)
+            with mock.patch.object(policy, "_read_sass", return_value=self.SASS) as read, \
+                    mock.patch.object(policy, "_demangle", return_value={}), \
+                    mock.patch.object(policy, "find_cuobjdump", return_value=None):
+                first = policy._check_device_code(obj, policy.DEVICE_FAMILIES)
+                self.assertEqual(read.call_count, 1)
+                self.assertTrue(cache.is_file())
+                self.assertEqual(policy._check_device_code(obj, policy.DEVICE_FAMILIES), first)
+                self.assertEqual(read.call_count, 1)                   # reused
+                policy._check_device_code(obj, ("tensor_cores",))     # other families
+                self.assertEqual(read.call_count, 2)
+                obj.write_bytes(b"object two")                          # other bytes
+                policy._check_device_code(obj, ("tensor_cores",))
+                self.assertEqual(read.call_count, 3)
+                # a cache that claims a clean object for other bytes is not believed
+                cache.write_text(json.dumps({"key": "0" * 64, "violations": []}))
+                self.assertEqual(len(policy._check_device_code(obj, ("tensor_cores",))), 1)
+                self.assertEqual(read.call_count, 4)
+                # nor one put there as a link
+                cache.unlink()
+                fake = Path(tmp) / "fake.json"
+                fake.write_text(json.dumps({"key": policy._device_cache_key(
+                    obj, ("tensor_cores",)), "violations": []}))
+                cache.symlink_to(fake)
+                self.assertEqual(len(policy._check_device_code(obj, ("tensor_cores",))), 1)
+                self.assertEqual(read.call_count, 5)
 
     def test_setting_in_grading_toml(self):
         rules = PolicyRules.from_toml({"forbid_device_instructions": ["tensor_cores"]}, "w")
