@@ -25,6 +25,8 @@ class RunAutograderTest(unittest.TestCase):
         self.sub = self.root / "submission"
         self.sub.mkdir()
         self.calls = self.root / "calls.jsonl"
+        self.tmpdir = self.root / "tmp"
+        self.tmpdir.mkdir()
 
     def tearDown(self):
         self._tmp.cleanup()
@@ -35,8 +37,10 @@ class RunAutograderTest(unittest.TestCase):
                    LABS_GRADER=grader or f"{sys.executable} {FAKE}",
                    FAKE_GRADE_CALLS=str(self.calls), PYTHONPATH=str(REPO),
                    # the two labs the fake uploads hold (the repository's list grows)
-                   LABS="01_naive_matmul 05_reduction")
+                   LABS="01_naive_matmul 05_reduction", TMPDIR=str(self.tmpdir))
         proc = subprocess.run([str(RUN)], capture_output=True, text=True, env=env, timeout=120)
+        # the staged copy of the student's files is gone, whatever the outcome
+        self.assertEqual(list(self.tmpdir.iterdir()), [])
         self.assertEqual(proc.returncode, 0, "Gradescope needs exit 0\n" + proc.stdout
                          + proc.stderr)
         path = self.root / "results" / "results.json"
@@ -65,11 +69,11 @@ class RunAutograderTest(unittest.TestCase):
         (self.sub / "reduce.cu").write_text("POINTS=8")
         (self.sub / "notes.txt").write_text("not graded")
         res = self.run_it()
-        self.assertEqual(res["score"], 20)
+        self.assertEqual(res["score"], 20)   # the fake grader read both staged files
         staged = self.graded_folder()
-        self.assertEqual((staged / "01_naive_matmul" / "matmul.cu").read_text(), "POINTS=12")
-        self.assertEqual(sorted(p.name for p in staged.iterdir()),
-                         ["01_naive_matmul", "05_reduction"])
+        self.assertEqual(staged.parent, self.tmpdir)
+        self.assertTrue(staged.name.startswith("gradescope-submission."))
+        self.assertFalse(staged.exists(), "the staged copy of the student's files was left")
 
     def test_upload_without_graded_files(self):
         (self.sub / "essay.pdf").write_text("x")

@@ -661,10 +661,10 @@ class CliTest(unittest.TestCase):
         gs = self.tmp / "results.json"
         with mock.patch.object(grade, "grade", lambda *a, **kw: self.fail("graded")):
             self.assertUsageError(["grade", "--submission", self.tmp / "nope",
-                                   "--gradescope", gs], "submission directory not found")
+                                   "--gradescope", gs], "does not exist")
         d = json.loads(gs.read_text())
         self.assertEqual(d["score"], 0.0)
-        self.assertIn("submission directory not found", d["output"])
+        self.assertIn(f"--submission: {self.tmp / 'nope'} does not exist", d["output"])
 
     def test_grade_output_errors(self):
         with mock.patch.object(grade, "grade", lambda *a, **kw: self.fail("graded")):

@@ -13,7 +13,7 @@ import sys
 import tempfile
 import textwrap
 import unittest
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from unittest import mock
 
 SCRIPT = Path(__file__).resolve().parents[1] / "export-release"
@@ -198,6 +198,203 @@ class ScanTest(unittest.TestCase):
         write(self.dest, "labs/99_x/x.cu", STARTER.replace("TODO(student)", "TODO"))
         hits, _ = self.scan()
         self.assertEqual([h[0] for h in hits], ["labs/99_x/x.cu"])   # helper() now counts
+
+
+def export_checkout(dest: Path) -> list:
+    """This checkout's release, every lab, written into `dest` without the builds and checks of
+    the real export. -> its files."""
+    files, _untracked = er.list_checkout(REPO)
+    labs = er.discover_labs(REPO)
+    keep, _left = er.select(files, labs, labs)
+    ad = er.grader_adaptations(REPO, keep, labs, labs)
+    er.write_release(REPO, dest, keep, labs, {lab: er.student_files(REPO, lab) for lab in labs}, ad)
+    return er.release_files(dest)
+
+
+# A working lab 01 answer written unlike the solution: other names, 1-D blocks, a grid-stride
+# loop over the elements of C.
+PLANTED = """\
+#include "matmul.h"
+
+namespace {
+__global__ void gemm_any(const float* __restrict__ x, const float* __restrict__ y,
+                         float* __restrict__ z, int rows, int cols, int inner) {
+  const size_t total = size_t(rows) * cols;
+  for (size_t e = blockIdx.x * size_t(blockDim.x) + threadIdx.x; e < total;
+       e += size_t(gridDim.x) * blockDim.x) {
+    const size_t r = e / cols, c = e % cols;
+    float sum = 0.f;
+    for (int t = 0; t < inner; ++t) sum = fmaf(x[r * inner + t], y[size_t(t) * cols + c], sum);
+    z[e] = sum;
+  }
+}
+}  // namespace
+
+void matmul_v1_naive(const float* A, const float* B, float* C, int M, int N, int K,
+                     cudaStream_t stream) {
+  gemm_any<<<1024, 128, 0, stream>>>(A, B, C, M, N, K);
+}
+"""
+
+
+class InterfaceDefinitionsTest(unittest.TestCase):
+    """Step 4's search for definitions of a lab's interface outside its starter, on a release of
+    this checkout (written once, without the builds)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        cls.dest = Path(cls.tmp.name) / "release"
+        cls.files = export_checkout(cls.dest)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def plant(self, rel, text):
+        path = write(self.dest, rel, text)
+        self.addCleanup(path.unlink)
+        return rel
+
+    def check(self, gpu=False):
+        return er.check_definitions(self.dest, REPO, er.release_files(self.dest), gpu,
+                                    Path(self.tmp.name))
+
+    def test_the_interface_comes_from_the_headers_and_starters(self):
+        interface = er.interface_functions(REPO)
+        self.assertEqual(interface["matmul_v1_naive"], ["01_naive_matmul"])
+        self.assertEqual(interface["reduce_v2_strided"], ["05_reduction"])   # a template
+        self.assertNotIn("conv_sgemm", interface)   # declared in conv.h, defined by the harness
+        self.assertNotIn("reduce_workspace_size", interface)   # defined in the header itself
+
+    def test_this_checkouts_release_holds_no_working_lab_kernel(self):
+        for rel in ("common/tests/selftest_worker.cu", "common/tests/protocol_test.cpp"):
+            self.assertNotIn(rel, self.files)
+        self.assertNotIn("matmul", (self.dest / "common/tests/guard_kernels.cu").read_text())
+        # The kernels a release holds outside the starters are the harness's own. A new file
+        # here: leave it out if it holds a lab's answer (HARNESS_SELFTESTS), else add it.
+        kernels = []
+        for rel in self.files:
+            if PurePosixPath(rel).suffix in er.C_LIKE and not rel.startswith("labs/"):
+                text = (self.dest / rel).read_text(errors="replace")
+                tokens = er.code_tokens(text)
+                if er.kernel_code(text, [t[0] for t in tokens], er.defined_functions(tokens)):
+                    kernels.append(rel)
+        self.assertEqual(kernels, ["common/src/device_fill.cu", "common/src/gpu_ceilings_main.cu",
+                                   "common/tests/guard_kernels.cu"])
+        line = self.check()
+        self.assertIn("no lab interface (14 functions) defined outside its starter", line)
+        self.assertIn("not graded: no GPU here", line)   # the grader's fixtures: kernels emptied
+        refused, kept, _ = er.interface_definitions(self.dest, REPO, self.files)
+        self.assertEqual(refused, [])
+        self.assertTrue(kept)
+        self.assertTrue(all(rel.startswith("grader/tests/policy_fixtures/") for rel, *_ in kept))
+
+    def test_a_planted_answer_is_refused_wherever_it_is(self):
+        for rel in ("common/tests/extra.cu", "labs/01_naive_matmul/helper.cu"):
+            with self.subTest(rel):
+                path = write(self.dest, rel, PLANTED)
+                try:
+                    with self.assertRaisesRegex(er.ExportError, rf"{rel}:17: defines "
+                                                                rf"matmul_v1_naive, of 01_naive_matmul"):
+                        self.check()
+                finally:
+                    path.unlink()
+
+    def test_another_labs_starter_is_not_its_starter(self):
+        starter = self.dest / "labs/01_naive_matmul/matmul.cu"
+        original = starter.read_text()
+        self.addCleanup(starter.write_text, original)
+        starter.write_text(original + textwrap.dedent("""
+            template <typename T>
+            __global__ void sum_kernel(const T* in, T* out, size_t n) { if (n) atomicAdd(out, in[0]); }
+            template <>
+            void reduce_v1_interleaved<float>(const float* in, float* out, size_t n, float* w,
+                                              cudaStream_t s) { sum_kernel<<<1, 1, 0, s>>>(in, out, n); }
+            """))
+        with self.assertRaisesRegex(er.ExportError, r"labs/01_naive_matmul/matmul.cu:\d+: defines "
+                                                    r"reduce_v1_interleaved, of 05_reduction"):
+            self.check()
+
+    def test_prototypes_comments_strings_and_if0_are_not_definitions(self):
+        proto = "void matmul_v1_naive(const float*, const float*, float*, int, int, int, cudaStream_t)"
+        body = PLANTED.split("namespace {\n", 1)[1]
+        self.plant("common/tests/extra.cu", "\n".join([
+            "#include \"matmul.h\"", proto + ";", "// " + proto + " { launch(); }",
+            "/*\n" + body + "*/", "#if 0\n" + body + "#endif",
+            "const char* s = \"" + proto + " { }\";",
+            "__global__ void unrelated(float* p) { p[0] = 1.0f; }"]) + "\n")
+        self.plant("docs/extra.md", "```cuda\n" + PLANTED + "```\n")   # not C/C++/CUDA
+        refused, kept, _ = er.interface_definitions(self.dest, REPO, er.release_files(self.dest))
+        self.assertEqual((refused, [k for k in kept if "extra" in k[0]]), ([], []))
+
+    def test_a_launcher_without_kernel_code_is_kept_and_graded_on_a_gpu(self):
+        # The same file with its kernel's body emptied, as the export empties the fixtures'.
+        text = PLANTED.replace(PLANTED[PLANTED.index("  const size_t total"):
+                                       PLANTED.index("}  // namespace") - 2], "")
+        rel = self.plant("common/tests/extra.cu", text)
+        line = text[:text.index("void matmul_v1_naive")].count("\n") + 1
+        refused, kept, _ = er.interface_definitions(self.dest, REPO, er.release_files(self.dest))
+        self.assertEqual(refused, [])
+        self.assertIn((rel, line, "matmul_v1_naive", ["01_naive_matmul"]), kept)
+        self.assertIn("not graded: no GPU here", self.check())
+        with mock.patch.object(er, "grade_definitions", return_value=[f"{rel}:{line}: x"]):
+            with self.assertRaisesRegex(er.ExportError, rf"passes its hidden tests.*\n    {rel}:"):
+                self.check(gpu=True)
+        with mock.patch.object(er, "grade_definitions", return_value=[]):
+            self.assertIn("graded: none passes its lab's hidden tests", self.check(gpu=True))
+
+
+class GradeDefinitionsTest(unittest.TestCase):
+    """The GPU half of the search, with the grader faked: each file that defines a lab's
+    interface is graded as that lab's student file and must not pass its hidden tests."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        self.dest = Path(self.tmp.name) / "dest"
+        write(self.dest, "grader/tests/a.cu", "// a\n")
+        write(self.dest, "grader/tests/b.cu", "// b\n")
+        self.found = [("grader/tests/a.cu", 3, "matmul_v1_naive", ["01_naive_matmul"]),
+                      ("grader/tests/b.cu", 5, "matmul_v1_naive", ["01_naive_matmul"])]
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def grade(self, results):
+        seen = []
+
+        def run_logged(cmd, cwd, log, env=None):
+            sub = Path(cmd[cmd.index("--submission") + 1])
+            text = (sub / "01_naive_matmul" / "matmul.cu").read_text()
+            seen.append((text, cmd[-1], "--no-performance" in cmd))
+            if results.get(text) is not None:
+                Path(cmd[cmd.index("-o") + 1]).write_text(json.dumps(results[text]))
+            log.write_text("")
+            return 0
+        with mock.patch.object(er, "run_logged", run_logged):
+            bad = er.grade_definitions(REPO, self.dest, self.found, Path(self.tmp.name))
+        self.assertEqual(seen, [("// a\n", "01_naive_matmul", True), ("// b\n", "01_naive_matmul", True)])
+        return bad
+
+    @staticmethod
+    def lab(status, hidden=()):
+        tests = [{"name": f"t{i}", "status": s} for i, s in enumerate(hidden)]
+        return {"labs": [{"lab": "01_naive_matmul", "status": status,
+                          "groups": [{"name": "public", "tests": []},
+                                     {"name": "hidden", "tests": tests}]}]}
+
+    def test_verdicts(self):
+        bad = self.grade({"// a\n": self.lab("rejected"),
+                          "// b\n": self.lab("graded", ["passed", "failed"])})
+        self.assertEqual(bad, [])
+        bad = self.grade({"// a\n": self.lab("graded", ["passed", "passed"]),
+                          "// b\n": None})
+        self.assertEqual(len(bad), 2)
+        self.assertRegex(bad[0], r"^grader/tests/a.cu:3: matmul_v1_naive: passes 01_naive_matmul's "
+                                 r"hidden tests")
+        self.assertRegex(bad[1], r"^grader/tests/b.cu:5: matmul_v1_naive: could not be graded")
+        bad = self.grade({"// a\n": self.lab("no_gpu"), "// b\n": self.lab("build_failed")})
+        self.assertEqual([b.split(":")[0] for b in bad], ["grader/tests/a.cu"])
 
 
 class ReadmeTest(unittest.TestCase):
