@@ -212,6 +212,17 @@ class TestCommandAsUserTest(unittest.TestCase):
             self.assertIn("test: the set-up is not complete (above): nothing was built", out)
             self.assertFalse(m.apt_get_ran())
 
+    def test_help_is_its_own_and_sets_up_nothing(self):
+        with tempfile.TemporaryDirectory() as d:
+            m = FakeMachine(Path(d))
+            for flag in ("--help", "-h"):
+                p = m.run("bash", TEST_COMMAND, flag)
+                self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+                self.assertTrue(p.stdout.startswith("usage: scripts/test"), p.stdout)
+                self.assertIn("cmake --workflow --preset student", p.stdout)
+                self.assertNotIn("install-deps: missing", p.stdout + p.stderr)
+                self.assertFalse(m.apt_get_ran())
+
 
 class GraderSetupTest(unittest.TestCase):
     def test_grade_without_cmake_names_the_command(self):
