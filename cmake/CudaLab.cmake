@@ -11,7 +11,8 @@
 #     WORKER_LIBS labkit_conv_worker         # optional: runner code the lab gives the student
 #                                            # (linked after the student's objects)
 #
-# The student's files are named once, in the lab's grading.toml (`student_files = [...]`).
+# The student's files are named once, in the lab's grading.toml (`student_files = [...]`), read
+# at configure time by the grader's own reader (cmake/lab_config.py; needs Python 3.11).
 # The lab's name is its folder name. Targets:
 #   <lab>_student   object library: the student's files from LABS_SUBMISSION_DIR/<lab>/
 #   <lab>_worker    the runner's objects, then the binding, then the student's objects
@@ -28,13 +29,23 @@ function(add_cuda_lab)
   endif()
   set(lab_dir "${CMAKE_CURRENT_SOURCE_DIR}")
 
-  # The student's files: grading.toml is the one place they are declared.
-  file(STRINGS "${lab_dir}/grading.toml" files_line REGEX "^student_files[ \t]*=")
-  string(REGEX MATCHALL "\"[^\"]+\"" student_files "${files_line}")
-  list(TRANSFORM student_files REPLACE "\"" "")
-  if(NOT student_files)
-    message(FATAL_ERROR "${lab}: grading.toml has no one-line `student_files = [\"...\"]`")
+  # The student's files: grading.toml is the one place they are declared, and the grader's
+  # reader (grader/config.py, through cmake/lab_config.py) the one that reads it. It checks the
+  # whole file: a mistake in it stops the configure with the grader's message.
+  set(student_files_cmake "${CMAKE_CURRENT_BINARY_DIR}/student_files.cmake")
+  execute_process(
+    COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/lab_config.py"
+            "${lab_dir}" "${student_files_cmake}"
+    RESULT_VARIABLE lab_config_rc
+    ERROR_VARIABLE lab_config_error)
+  if(NOT lab_config_rc EQUAL 0)
+    string(STRIP "${lab_config_error}" lab_config_error)
+    message(FATAL_ERROR "${lab}: ${lab_config_error}")
   endif()
+  include("${student_files_cmake}")   # sets LAB_STUDENT_FILES
+  set(student_files ${LAB_STUDENT_FILES})
+  # Edited, grading.toml configures again (its student files may have changed).
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${lab_dir}/grading.toml")
 
   # The judges and the binding: compiled and linked once, whatever the submission.
   set(test_sources ${LAB_TESTS})

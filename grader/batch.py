@@ -7,7 +7,8 @@
 SUBMISSIONS holds one folder per student: a cloned student repository (<sub>/labs/<lab>/...)
 or a folder shaped like labs/ (<sub>/<lab>/...). Each is graded by its own
 `python3 -m grader grade` process, started in a process group of its own, so that a submission
-that breaks the build, hangs or crashes the grader costs that submission only.
+that breaks the build, hangs or crashes the grader costs that submission only (its command line
+comes from grader/grade_args.py, typed, as the grader parses it).
 
 How the machine is shared:
   - up to --jobs grader processes run at once, each with a build directory of its own that is
@@ -32,7 +33,7 @@ What is written under OUT:
                         outcome, so an interrupted batch resumes where it stopped and a changed
                         submission is graded again.
   gradebook.csv         the CSV gradebook (grader/reports.py), one row per submission
-  class.html            the class page, when `report --class-page` exists in this grader
+  class.html            the class page (the HTML reports: needs matplotlib; without it, none)
   summary.json          counts, failures, wall time, submissions per hour
 
 Final outcomes (not graded again): graded, build_failed, rejected, bad_files. A submission
@@ -59,8 +60,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader import __version__
-from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
+from grader import __version__, grade_args
+from grader.errors import GraderError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -156,11 +157,16 @@ def content_key(sub: Submission, configs: list, options: dict) -> str:
 
 
 # ------------------------------------------------------------------------------- files
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, mode: int | None = None) -> None:
     """Written beside its name, flushed to disk, then renamed over it: a reader, or a run that
-    resumes after a kill, sees the old file or the whole new one, never half of one."""
+    resumes after a kill, sees the old file or the whole new one, never half of one. `mode`:
+    its permissions, less the umask (default: readable by its owner only)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        if mode is not None:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(fd, mode & ~umask)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -662,17 +668,10 @@ def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layou
         tmp.unlink()
     except OSError:
         pass
-    cmd = grader_command() + ["-q", "-o", str(tmp), "--build-dir", str(slot),
-                              "--submission", str(sub.labs_dir), "--jobs", str(opts.build_jobs)]
-    if opts.seed is not None:
-        cmd += ["--seed", str(opts.seed)]
-    if opts.secret_file is not None:
-        cmd += ["--secret-file", str(opts.secret_file)]
-    if opts.no_performance:
-        cmd.append("--no-performance")
-    if opts.no_sanitize:
-        cmd.append("--no-sanitize")
-    cmd += list(opts.labs)
+    cmd = grader_command() + grade_args.argv(grade_args.GradeArgs(
+        labs=tuple(opts.labs), submission=sub.labs_dir, output=tmp, build_dir=slot,
+        jobs=opts.build_jobs, seed=opts.seed, secret_file=opts.secret_file,
+        performance=not opts.no_performance, sanitize=not opts.no_sanitize, quiet=True))
     env = dict(os.environ)
     env["LABS_GPU_LOCK"] = str(gpu_lock_path(gpu, opts.lock_dir))
     env["LABS_GPU_LOCK_EXCLUSIVE"] = "1"
@@ -732,14 +731,14 @@ def failed_result(name: str, state: dict | None) -> "object":
 
 def merge(layout: Layout, names: list | None = None, csv_path: Path | None = None,
           class_page: Path | None = None, stream=None) -> dict:
-    """The gradebook (and the class page, when this grader has one) over every submission of
+    """The gradebook (and the class page, where matplotlib is) over every submission of
     `names` (default: every state file under OUT), in name order. Returns {'rows', 'missing',
     'failed', 'class_page'}."""
     from grader import reports
     stream = stream or sys.stdout
     states = layout.all_states()
     names = sorted(states) if names is None else sorted(names)
-    named, files, missing, failed = [], [], [], []
+    named, graded, missing, failed = [], [], [], []
     for name in names:
         st = states.get(name)
         path = layout.result(name)
@@ -756,31 +755,18 @@ def merge(layout: Layout, names: list | None = None, csv_path: Path | None = Non
         if result is None:
             result = failed_result(name, st)
         else:
-            files.append(path)
+            graded.append((name, result))   # the class page: submissions with results only
         named.append((name, result))
     csv_path = csv_path or layout.out / "gradebook.csv"
     atomic_write(csv_path, reports.gradebook(named))
     page = None
-    if files and has_class_page():
+    if graded:
         page = class_page or layout.out / "class.html"
-        proc = subprocess.run([sys.executable, "-m", "grader", "report", *map(str, files),
-                               "--class-page", str(page)], cwd=REPO, capture_output=True,
-                              text=True)
-        if proc.returncode != 0:
-            print(f"batch: the class page was not written: "
-                  f"{(proc.stderr or proc.stdout).strip()[-500:]}", file=stream)
+        try:   # the HTML reports need matplotlib: without it, no page (the batch works on)
+            atomic_write(page, reports.render("class_page", graded), mode=0o666)
+        except Exception as e:
+            why = e.message if isinstance(e, GraderError) else f"{type(e).__name__}: {e}"
+            print(f"batch: the class page was not written: {why[-500:]}", file=stream)
             page = None
     return {"rows": len(named), "csv": str(csv_path), "class_page": str(page) if page else None,
             "missing": missing, "failed": failed}
-
-
-def has_class_page() -> bool:
-    """Whether this grader's `report` writes a class page (`--class-page`, from the HTML
-    reports; optional: the batch works without it)."""
-    from grader import cli
-    parser = cli._parser()
-    for action in parser._subparsers._group_actions:
-        report = action.choices.get("report")
-        if report is not None:
-            return any("--class-page" in a.option_strings for a in report._actions)
-    return False

@@ -1,23 +1,26 @@
 """Command line: python3 -m grader grade [LAB ...] [options] | report RESULTS.json... | list |
-batch SUBMISSIONS -o OUT | batch-merge OUT."""
+batch SUBMISSIONS -o OUT | batch-merge OUT.
+
+Wiring only: each command parses its arguments into typed values, checks the files it will
+write, calls the grader's API (grader/api.py: grade and list; grader/batch.py; grader/reports.py)
+and prints what came back. The `grade` command's arguments are grader/grade_args.py's, which
+also builds the command line of a grader process for those that run one (batch, gpu_check)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import re
 import stat
 import sys
 import tempfile
 from pathlib import Path
 
-from grader import __version__
-from grader.config import discover_labs, load_lab_config, resolve_labs
+from grader import __version__, grade_args
 from grader.course import load_course
 from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
-from grader.seeds import MAX_SEED, SECRET_ENV, secret_from_env
+from grader.grade_args import flag, jobs_arg, seconds_arg, seed_arg
+from grader.seeds import secret_from_env
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -30,30 +33,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"grader: error: {message}\n")
 
 
-def seed_arg(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) > MAX_SEED:
-        raise argparse.ArgumentTypeError(
-            f"the seed must be a whole number from 0 to 2**63-1 = {MAX_SEED}, got {text!r}")
-    return int(text)
-
-
-def jobs_arg(text: str) -> int:
-    if not re.fullmatch(r"[0-9]+", text.strip()) or not 1 <= int(text) <= 4096:
-        raise argparse.ArgumentTypeError(f"a number of parallel jobs >= 1, got {text!r}")
-    return int(text)
-
-
-def seconds_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"a positive number of seconds, got {text!r}")
-    return value
-
-
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser: every command and its arguments."""
     p = _Parser(prog="python3 -m grader",
                 description="Build, test and score CUDA lab submissions.")
     p.add_argument("--version", action="version", version=f"grader {__version__}")
@@ -64,35 +45,7 @@ def _parser() -> argparse.ArgumentParser:
                                    "public and hidden tests and the benchmarks in judge "
                                    "processes that start the student's code in a worker of its "
                                    "own, and scores them.")
-    g.add_argument("labs", nargs="*", metavar="LAB",
-                   help="labs to grade: '01', '01_naive_matmul' or 'naive_matmul' (default: all)")
-    src = g.add_mutually_exclusive_group()
-    src.add_argument("--submission", type=Path, metavar="DIR",
-                     help="a directory shaped like labs/ (<DIR>/01_naive_matmul/matmul.cu ...); "
-                          "default: this repository's labs/")
-    src.add_argument("--solutions", action="store_true", help="grade the reference solutions")
-    g.add_argument("--output", "-o", type=Path, default=Path("grade-results.json"),
-                   help="where to write the JSON results (default: grade-results.json); its "
-                        "folder must exist")
-    g.add_argument("--seed", type=seed_arg, metavar="N",
-                   help="base seed of the hidden inputs for every lab graded (0 to 2**63-1); "
-                        "default: per lab, derived from the graded files and the secret, "
-                        "recorded in the results: pass a lab's seed to replay it")
-    g.add_argument("--secret-file", type=Path, metavar="PATH",
-                   help=f"instructors: a file whose bytes are mixed into the derived seeds, so "
-                        f"that students cannot compute them (default: ${SECRET_ENV}, if set)")
-    g.add_argument("--build-dir", type=Path, default=REPO / "build" / "grade",
-                   help="build directory (default: build/grade)")
-    g.add_argument("--jobs", "-j", type=jobs_arg, default=None, help="parallel build jobs")
-    g.add_argument("--no-performance", action="store_true", help="skip the benchmarks")
-    g.add_argument("--no-sanitize", action="store_true",
-                   help="do not re-run failing calls under compute-sanitizer memcheck (a lab's "
-                        "graded race checks still run)")
-    g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
-                   help="seconds one call of the student's code may take in a test "
-                        "(default: the lab's grading.toml)")
-    g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
-    _report_flags(g, ("gradescope", "junit", "markdown", "html"), stdout=False)
+    grade_args.add_arguments(g)
     r = sub.add_parser("report", help="render reports from results files",
                        description="Renders results files written by `grade` as Gradescope's "
                                    "results.json, JUnit XML, a Markdown summary or a CSV "
@@ -100,8 +53,8 @@ def _parser() -> argparse.ArgumentParser:
                                    "prints the console report of each file.")
     r.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json",
                    help="results files written by `python3 -m grader grade -o`")
-    _report_flags(r, ("gradescope", "junit", "markdown", "csv", "html", "class_page"),
-                  stdout=True)
+    grade_args.add_report_flags(r, ("gradescope", "junit", "markdown", "csv", "html",
+                                    "class_page"), stdout=True)
     r.add_argument("--name-from", choices=("submission", "folder", "file"), default="submission",
                    help="name of a submission in the CSV and the Markdown: the submission path "
                         "recorded in its results (default), the name of the folder holding the "
@@ -157,43 +110,6 @@ def _batch_parsers(sub) -> None:
     m.add_argument("output", type=Path, metavar="OUT", help="the batch's folder")
     m.add_argument("--submissions", type=Path, metavar="SUBMISSIONS",
                    help="the submissions folder: every submission in it gets a row")
-
-
-_REPORT_HELP = {
-    "gradescope": "Gradescope's results.json (one submission; written even when the grading "
-                  "fails)",
-    "junit": "JUnit XML, a testsuite per lab and group (one submission)",
-    "markdown": "a Markdown summary, e.g. $GITHUB_STEP_SUMMARY",
-    "csv": "a CSV gradebook, one row per results file",
-    "html": "an HTML page of one submission: scores, failing tests with their where maps "
-            "drawn, performance and a roofline (needs matplotlib)",
-    "class_page": "an HTML class page of a batch: score histograms, the hidden tests that fail "
-                  "most, speed histograms (needs matplotlib)",
-}
-
-
-def flag(fmt: str) -> str:
-    """The option of a report format: 'class_page' is --class-page."""
-    return "--" + fmt.replace("_", "-")
-
-
-def _report_flags(parser, formats, stdout: bool) -> None:
-    for fmt in formats:
-        parser.add_argument(flag(fmt), type=Path, metavar="FILE", dest=fmt,
-                            help=_REPORT_HELP[fmt] + (" ('-': standard output)" if stdout else ""))
-
-
-def check_submission_dir(submission: Path) -> None:
-    """--submission names the folder that holds the lab folders (shaped like labs/)."""
-    if submission.is_dir():
-        return
-    if not os.path.lexists(submission):
-        raise GraderError(f"--submission: {submission} does not exist")
-    where = submission.parent
-    lab = where.name if (where / "grading.toml").is_file() or "_" in where.name else None
-    hint = (f"; name the folder that holds the lab folders, e.g. --submission {where.parent}"
-            if lab else "; name the folder that holds the lab folders (shaped like labs/)")
-    raise GraderError(f"--submission: {submission} is a file, not a folder{hint}")
 
 
 def check_output_path(path: Path, flag: str = "--output",
@@ -355,37 +271,19 @@ def read_secret(path: Path | None) -> bytes:
         raise GraderError(f"--secret-file: cannot read {path}: {e.strerror}") from None
 
 
-def cmd_grade(args) -> int:
+def cmd_grade(args: grade_args.GradeArgs) -> int:
     """Grades; whatever goes wrong, --gradescope gets a valid results.json."""
     return with_gradescope_fallback(_grade, args)
 
 
-def _grade(args, written: list) -> int:
-    from grader import grade, report  # imported late: `list` and --help stay light
+def _grade(args: grade_args.GradeArgs, written: list) -> int:
+    from grader import api, console_report, grade  # imported late: `list` and --help stay light
 
-    if args.solutions:
-        submission = REPO / "solutions"
-    elif args.submission is not None:
-        submission = args.submission.resolve()
-    else:
-        submission = REPO / "labs"
-    check_submission_dir(submission)
-    labs = resolve_labs(REPO / "labs", args.labs)
-    if not labs:
-        raise GraderError("no labs to grade (no labs/*/grading.toml)")
-    configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
     output = check_output_path(args.output)
-    targets = report_targets(args, ("gradescope", "junit", "markdown", "html"),
+    targets = report_targets(args, grade_args.REPORTS,
                              taken={output: "the results JSON (--output)"})
-    secret = read_secret(args.secret_file)
+    options = args.options(read_secret(args.secret_file))
     course = load_course(REPO)
-    build_dir = args.build_dir.resolve()
-    if build_dir.exists() and not build_dir.is_dir():
-        raise GraderError(f"--build-dir: {build_dir} is not a directory")
-    try:
-        build_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise GraderError(f"--build-dir: cannot create {build_dir}: {e.strerror}") from None
 
     def notice(msg: str) -> None:
         """A line shown even with --quiet (this grading waits for another one)."""
@@ -408,10 +306,8 @@ def _grade(args, written: list) -> int:
         return errors + write_reports([(result.submission, result)], targets, written)
 
     try:
-        result = grade.grade(REPO, submission, configs, build_dir, seed=args.seed, secret=secret,
-                             jobs=args.jobs, run_performance=not args.no_performance,
-                             progress=progress, test_timeout_s=args.test_timeout,
-                             sanitize=not args.no_sanitize, notice=notice)
+        result = api.grade(api.SOLUTIONS if args.solutions else args.submission, args.labs,
+                           options, build_dir=args.build_dir, progress=progress, notice=notice)
     except grade.GradeCrashed as e:
         for message in save(e.result):   # what was recorded, for the log
             print(f"grader: error: {message}", file=sys.stderr)
@@ -420,7 +316,7 @@ def _grade(args, written: list) -> int:
         if not args.quiet and sys.stderr.isatty():
             print("\r\033[K", end="", file=sys.stderr)
     errors = save(result)
-    print(report.render(result, str(args.output), times=not args.quiet))
+    print(console_report.render(result, str(args.output), times=not args.quiet))
     if result.status == "no_gpu":
         print(f"For a graded run: {course.graded_run_hint}")
     if result.status == "error" and result.message:
@@ -439,7 +335,7 @@ def cmd_report(args) -> int:
 
 
 def _report(args, written: list) -> int:
-    from grader import report, reports
+    from grader import console_report, reports
 
     single = [f for f in reports.SINGLE if getattr(args, f) is not None]
     if single and len(args.results) != 1:
@@ -452,7 +348,8 @@ def _report(args, written: list) -> int:
         result = reports.load_results(path)
         named.append((reports.submission_name(path, result, args.name_from), result))
     if not targets:
-        print("\n\n".join(report.render(r, str(p)) for (_, r), p in zip(named, args.results)))
+        print("\n\n".join(console_report.render(r, str(p))
+                          for (_, r), p in zip(named, args.results)))
         return EXIT_OK
     errors = write_reports(named, targets, written)
     for message in errors:
@@ -461,19 +358,19 @@ def _report(args, written: list) -> int:
 
 
 def cmd_list(_args) -> int:
-    for lab in discover_labs(REPO / "labs"):
-        cfg = load_lab_config(REPO / "labs", lab)
-        print(f"{lab:<24} {cfg.title:<32} {cfg.max_points:g} points, "
-              f"edit: labs/{lab}/{', '.join(cfg.student_files)}")
+    from grader import api
+    for cfg in api.lab_configs():
+        print(f"{cfg.name:<24} {cfg.title:<32} {cfg.max_points:g} points, "
+              f"edit: labs/{cfg.name}/{', '.join(cfg.student_files)}")
     return EXIT_OK
 
 
 def cmd_batch(args) -> int:
-    from grader import batch
-    labs = resolve_labs(REPO / "labs", args.labs)
-    if not labs:
+    from grader import api, batch
+    configs = api.lab_configs(args.labs)
+    if not configs:
         raise GraderError("no labs to grade (no labs/*/grading.toml)")
-    configs = [load_lab_config(REPO / "labs", lab) for lab in labs]
+    labs = [cfg.name for cfg in configs]
     subs = batch.discover(args.submissions)
     total = len(subs)
     if args.shard:
@@ -563,12 +460,17 @@ def cmd_batch_merge(args) -> int:
 
 def main(argv=None) -> int:
     try:
-        args = _parser().parse_args(argv)
+        args = parser().parse_args(argv)
     except SystemExit as e:   # --help, --version, or a usage error already printed
         return e.code if isinstance(e.code, int) else EXIT_USAGE
+    if args.command == "grade":
+        args = grade_args.from_namespace(args)
+        command = cmd_grade
+    else:
+        command = {"report": cmd_report, "list": cmd_list, "batch": cmd_batch,
+                   "batch-merge": cmd_batch_merge}[args.command]
     try:
-        return {"grade": cmd_grade, "report": cmd_report, "list": cmd_list, "batch": cmd_batch,
-                "batch-merge": cmd_batch_merge}[args.command](args)
+        return command(args)
     except GraderError as e:
         print(f"grader: error: {e.message}", file=sys.stderr)
         return e.exit_code

@@ -1,4 +1,10 @@
-"""A lab's grading.toml, read into typed objects and checked for mistakes."""
+"""A lab's grading.toml, read into typed objects and checked for mistakes.
+
+The one reader of lab files: which folders of labs/ are labs (discover_labs, resolve_labs) and
+what their grading.toml says (load_lab_config; load_student_files for the student files alone).
+Everything else that needs them imports this module: the grader, scripts/export-release,
+scripts/gpu_check.py, scripts/gradescope, and CMake's configure (cmake/lab_config.py writes
+each lab's student files for add_cuda_lab)."""
 
 from __future__ import annotations
 
@@ -84,7 +90,8 @@ def _seconds(table: dict, key: str, default: float, where: str) -> float:
     return float(value)
 
 
-def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabConfig:
+def parse_student_files(data: dict, where: str = "grading.toml") -> tuple:
+    """[lab] student_files: the only files taken from a submission, plain file names."""
     lab = _table(data.get("lab", {}), f"{where} [lab]")
     files = _require(lab, "student_files", list, f"{where} [lab]")
     if not files or not all(isinstance(f, str) and f and "/" not in f and "\0" not in f
@@ -92,6 +99,12 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
         raise GraderError(f"{where} [lab]: student_files must be plain file names")
     if len(set(files)) != len(files):
         raise GraderError(f"{where} [lab]: student_files names a file twice")
+    return tuple(files)
+
+
+def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabConfig:
+    files = parse_student_files(data, where)
+    lab = data["lab"]
     groups = []
     correctness = data.get("correctness", [])
     if not isinstance(correctness, list):
@@ -114,7 +127,7 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
     if isinstance(max_kib, bool) or not isinstance(max_kib, int) or not 0 < max_kib <= 1 << 20:
         raise GraderError(f"{where} [lab]: 'max_file_kib' must be a whole number of KiB between 1 "
                           f"and {1 << 20}, got {max_kib!r}")
-    return LabConfig(name=name, title=lab.get("title", name), student_files=tuple(files),
+    return LabConfig(name=name, title=lab.get("title", name), student_files=files,
                      groups=tuple(groups), performance=perf,
                      test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"),
                      max_file_kib=max_kib,
@@ -204,7 +217,7 @@ def _policy_rules(table, where: str):
     try:
         policy = importlib.import_module("grader.policy")
     except ImportError as e:
-        raise GraderError(f"the grader's policy check (grader/policy.py) cannot be loaded: {e}",
+        raise GraderError(f"the grader's policy check (grader/policy/) cannot be loaded: {e}",
                           1) from None
     try:
         return policy.PolicyRules.from_toml(table, where)
@@ -214,17 +227,36 @@ def _policy_rules(table, where: str):
         raise GraderError(f"{where}: {e}") from None
 
 
-def load_lab_config(labs_dir: Path, name: str) -> LabConfig:
-    path = labs_dir / name / "grading.toml"
+def read_grading_toml(labs_dir: Path, name: str) -> tuple:
+    """(the parsed grading.toml of lab `name`, its path): GraderError when it is missing or not
+    TOML."""
+    path = Path(labs_dir) / name / "grading.toml"
     if not path.is_file():
         raise GraderError(f"lab '{name}' has no grading config ({path})")
     if tomllib is None:
         raise GraderError("the grader needs Python 3.11 or newer (for tomllib)", 2)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise GraderError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise GraderError(f"{path}: cannot read it: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise GraderError(f"{path}: {e}") from None
+    return data, path
+
+
+def load_lab_config(labs_dir: Path, name: str) -> LabConfig:
+    data, path = read_grading_toml(labs_dir, name)
     return parse_lab_config(name, data, str(path))
+
+
+def load_student_files(labs_dir: Path, name: str) -> tuple:
+    """Lab `name`'s student files alone: its grading.toml read as load_lab_config reads it, and
+    only [lab] student_files checked (scripts/export-release, which also copies labs whose
+    scoring it does not need)."""
+    data, path = read_grading_toml(labs_dir, name)
+    return parse_student_files(data, str(path))
 
 
 def discover_labs(labs_dir: Path) -> list:

@@ -1,6 +1,6 @@
 """The parts of an ELF file the grader reads itself, with the standard library only: section
 headers (names, flags, COMDAT section groups) and program headers (what the loader maps and
-how). The policy (grader/policy.py) reads symbols, relocations and instructions with binutils;
+how). The policy (grader/policy/) reads symbols, relocations and instructions with binutils;
 what is here is what those tools print ambiguously or not at all (a section name with spaces,
 which sections a COMDAT group holds, the permissions of a linked program's segments).
 

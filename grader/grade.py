@@ -1,7 +1,7 @@
 """The grading pipeline: stage, configure, build the student object, check the policy, build the
 judges and the worker, hash them, probe the GPU, run the test judge, the bench judge, score.
 
-Every step records what happened in the result; nothing here prints (report.py does).
+Every step records what happened in the result; nothing here prints (console_report.py does).
 See docs/architecture.md for who runs what.
 """
 
@@ -78,12 +78,25 @@ def probe_gpu(binary: Path) -> dict:
     return info
 
 
-def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
-          seed: int | None = None, secret: bytes = b"", jobs: int | None = None,
-          run_performance: bool = True, progress=None, test_timeout_s: float | None = None,
-          sanitize: bool = True, notice=None) -> GradeResult:
-    """Grades `configs`' labs of `submission`. `seed` forces every lab's base seed; without it
-    each lab's is derived from `secret`, the lab and its files (grader/seeds.py).
+@dataclasses.dataclass(frozen=True)
+class GradeOptions:
+    """How one grading runs, beside what it grades and where it builds: the `grade` command's
+    options that change a grading (grader/grade_args.py has the command line's own)."""
+    seed: int | None = None       # every lab's base seed; None: derived per lab (grader/seeds.py)
+    secret: bytes = b""           # mixed into the derived seeds (--secret-file)
+    jobs: int | None = None       # parallel build jobs; None: the build tool's default
+    performance: bool = True      # run the benchmarks (--no-performance: False)
+    sanitize: bool = True         # re-run failing calls under memcheck (--no-sanitize: False)
+    test_timeout_s: float | None = None   # one call of the student's code; None: grading.toml's
+
+
+def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
+          options: GradeOptions = GradeOptions(), *, progress=None,
+          notice=None) -> GradeResult:
+    """Grades `configs`' labs of `submission`, the LabConfig of each (grader/config.py; the
+    grader's API, grader/api.py, takes lab names and folders and calls this). `options.seed`
+    forces every lab's base seed; without it each lab's is derived from `options.secret`, the
+    lab and its files (grader/seeds.py).
 
     One grading at a time per build folder (gpulock.build_lock, held from staging the files to
     the end): another grader's grading there makes this one wait, after notice(one line saying
@@ -98,13 +111,13 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path, *,
     progress = progress or (lambda msg: None)
     notice = notice or progress
     started = time.monotonic()
-    result = GradeResult(submission=str(submission), seed=seed, grader_version=__version__,
+    result = GradeResult(submission=str(submission), seed=options.seed,
+                         grader_version=__version__,
                          started=datetime.datetime.now(datetime.timezone.utc).isoformat(
                              timespec="seconds"))
     try:
         with _build_folder(result, build_dir, notice):
-            _grade(result, repo, submission, configs, build_dir, seed, secret, jobs,
-                   run_performance, progress, test_timeout_s, sanitize)
+            _grade(result, repo, submission, configs, build_dir, options, progress)
     except setup.SetupError:
         raise   # nothing could be built: one line from the command line, no results table
     except GraderError as e:
@@ -184,8 +197,8 @@ def _finish(result: GradeResult) -> None:
 
 
 def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, build_dir: Path,
-           seed: int | None, secret: bytes, jobs: int | None, run_performance: bool, progress,
-           test_timeout_s: float | None, sanitize: bool) -> None:
+           options: GradeOptions, progress) -> None:
+    seed, jobs = options.seed, options.jobs
     stage_dir = build_dir / "submission"
     staged = []
     for cfg in configs:
@@ -198,7 +211,7 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             # the report names the lab already
             lab.status, lab.message = "bad_files", e.message.removeprefix(f"{cfg.name}: ")
             continue
-        lab.seed = seed if seed is not None else seeds.derive_seed(secret, cfg.name,
+        lab.seed = seed if seed is not None else seeds.derive_seed(options.secret, cfg.name,
                                                                    lab.files.values())
         staged.append((cfg, lab))
     if not staged:
@@ -256,7 +269,7 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
         return
 
-    if run_performance and any(cfg.performance for cfg, _, _ in built):
+    if options.performance and any(cfg.performance for cfg, _, _ in built):
         progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
         with timed(result.stages, "GPU ceilings"):
             gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
@@ -266,10 +279,10 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
     # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
     sanitizer = judge.find_sanitizer()
     for cfg, lab, lab_paths in built:
-        if test_timeout_s is not None:
-            cfg = dataclasses.replace(cfg, test_timeout_s=test_timeout_s)
-        grade_lab(cfg, lab, lab_paths, hashes, run_performance, progress,
-                  sanitize=sanitize, sanitizer=sanitizer, ceilings=ceilings)
+        if options.test_timeout_s is not None:
+            cfg = dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s)
+        grade_lab(cfg, lab, lab_paths, hashes, options.performance, progress,
+                  sanitize=options.sanitize, sanitizer=sanitizer, ceilings=ceilings)
 
 
 def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None) -> dict:

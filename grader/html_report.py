@@ -18,16 +18,15 @@ import base64
 import datetime
 import html
 import io
-import math
 import statistics
 import sys
 
 from grader import wheremap
 from grader.errors import EXIT_USAGE, GraderError
-from grader.report import PERF_PROBLEMS, _num, perf_summary
-from grader.reports import (FAILED_LAB, STATUS_TEXT, _lab_message, _perf_name, clean_text, clip,
-                            flagged_text, is_hidden_group, withheld)
-from grader.results import GradeResult, LabResult, PerfResult
+from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
+                                flagged_text, is_hidden_group, lab_message, num, perf_name,
+                                perf_summary, points_text, withheld)
+from grader.results import GradeResult, LabResult
 
 MAX_MAPS = 40             # where-map pictures per page; later maps stay text
 MAX_FAILURES = 200        # failing tests listed per page
@@ -104,14 +103,6 @@ def _log_axis(axis) -> None:
     axis.set_major_locator(LogLocator(base=10))
     axis.set_major_formatter(FuncFormatter(label))
     axis.set_minor_formatter(NullFormatter())
-
-
-def _pts(x: float) -> str:
-    return f"{x:.2f}"
-
-
-def _finite(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,13 +261,13 @@ def score_table(result: GradeResult) -> str:
             else:
                 passed, good, state = "", None, g.note or "not run"
             parts.append((f"{esc(g.name)}{tag}", passed,
-                          f"{_pts(g.points)} / {g.max_points:g}", _status_cell(state, good)))
+                          f"{points_text(g.points)} / {g.max_points:g}", _status_cell(state, good)))
         for p in lab.performance:
             full = p.status == "measured" and p.points >= p.max_points - 1e-9
             good = True if full else (None if p.status in ("measured", "gated", "not_run")
                                       else False)
-            parts.append((f"performance: {esc(_perf_name(lab, p))}", "",
-                          f"{_pts(p.points)} / {p.max_points:g}",
+            parts.append((f"performance: {esc(perf_name(lab, p))}", "",
+                          f"{points_text(p.points)} / {p.max_points:g}",
                           _status_cell(perf_summary(p), good)))
         for i, (part, passed, points, status) in enumerate(parts):
             first = f"<td rowspan=\"{len(parts) + 1}\">{lab_name}</td>" if i == 0 else ""
@@ -284,9 +275,9 @@ def score_table(result: GradeResult) -> str:
                         f"<td class=\"num\">{points}</td>{status}</tr>")
         first = "" if parts else f"<td>{lab_name}</td>"
         rows.append(f"<tr class=\"total\">{first}<td>lab total</td><td></td><td class=\"num\">"
-                    f"{_pts(lab.points)} / {lab.max_points:g}</td><td></td></tr>")
+                    f"{points_text(lab.points)} / {lab.max_points:g}</td><td></td></tr>")
     rows.append(f"<tr class=\"total\"><td colspan=\"3\">total</td><td class=\"num\">"
-                f"{_pts(result.points)} / {result.max_points:g}</td><td></td></tr></table>")
+                f"{points_text(result.points)} / {result.max_points:g}</td><td></td></tr></table>")
     return "\n".join(rows)
 
 
@@ -297,7 +288,7 @@ def _failures(result: GradeResult, budget: _Budget) -> list:
         if lab.status in FAILED_LAB:
             out.append(f"<details open><summary>{esc(lab.lab)}: "
                        f"{esc(STATUS_TEXT.get(lab.status, lab.status))}</summary>"
-                       f"{_pre(_lab_message(lab))}</details>")
+                       f"{_pre(lab_message(lab))}</details>")
         for g in lab.groups:
             for t in g.tests:
                 if t.passed:
@@ -315,7 +306,7 @@ def _failures(result: GradeResult, budget: _Budget) -> list:
             if p.status in PERF_PROBLEMS:
                 kind = "implausible" if p.implausible else p.status
                 out.append(f"<details open><summary>{esc(lab.lab)} · performance "
-                           f"<code>{esc(_perf_name(lab, p))}</code>: <span class=\"bad\">"
+                           f"<code>{esc(perf_name(lab, p))}</code>: <span class=\"bad\">"
                            f"{esc(kind)}</span></summary>{_pre(p.message or p.status)}"
                            f"</details>")
     if shown > MAX_FAILURES:
@@ -328,32 +319,32 @@ def perf_chart(lab: LabResult) -> str:
     """Each measured entry's metric as a bar, with its floor (no points) and target (full
     points) marked on its own row."""
     plt = require_matplotlib()
-    measured = [p for p in lab.performance if p.status == "measured" and _finite(p.metric)]
+    measured = [p for p in lab.performance if p.status == "measured" and finite(p.metric)]
     if not measured:
         return ""
     fig, ax = plt.subplots(figsize=(7.0, 0.55 * len(measured) + 1.0))
     for i, p in enumerate(measured):
         colour = OK if p.metric >= p.target else (BAD if p.metric <= p.floor else WARN)
         ax.barh(i, p.metric, color=colour, height=0.5)
-        if _finite(p.metric_lo) and _finite(p.metric_hi):
+        if finite(p.metric_lo) and finite(p.metric_hi):
             ax.errorbar(p.metric, i, xerr=[[p.metric - p.metric_lo], [p.metric_hi - p.metric]],
                         color="black", capsize=3, linewidth=1)
         ax.plot([p.floor] * 2, [i - 0.4, i + 0.4], color=BAD, linewidth=2)
         ax.plot([p.target] * 2, [i - 0.4, i + 0.4], color=OK, linewidth=2)
-        if _finite(p.reference):
+        if finite(p.reference):
             ax.plot(p.reference, i, marker="D", color="#1f4e9c", markersize=6)
     ax.set_yticks(range(len(measured)))
-    ax.set_yticklabels([_plain(_perf_name(lab, p)) for p in measured])
+    ax.set_yticklabels([_plain(perf_name(lab, p)) for p in measured])
     ax.invert_yaxis()
     labels = {p.label or p.metric_name for p in measured}
     ax.set_xlabel(_plain(" / ".join(sorted(labels))) if len(labels) <= 2 else "metric")
-    top = max(max(p.metric, p.target, p.metric_hi if _finite(p.metric_hi) else 0,
-                  p.reference if _finite(p.reference) else 0) for p in measured)
+    top = max(max(p.metric, p.target, p.metric_hi if finite(p.metric_hi) else 0,
+                  p.reference if finite(p.reference) else 0) for p in measured)
     ax.set_xlim(0, top * 1.12)
     from matplotlib.lines import Line2D
     handles = [Line2D([], [], color=BAD, linewidth=2, label="floor: no points"),
                Line2D([], [], color=OK, linewidth=2, label="target: full points")]
-    if any(_finite(p.reference) for p in measured):
+    if any(finite(p.reference) for p in measured):
         handles.append(Line2D([], [], color="#1f4e9c", marker="D", linestyle="",
                               label="reference solution"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
@@ -366,20 +357,20 @@ def perf_table(lab: LabResult) -> str:
             "<th class=\"num\">target</th><th class=\"num\">band</th>"
             "<th class=\"num\">points</th></tr>"]
     for p in lab.performance:
-        if p.status == "measured" and _finite(p.metric):
-            value = esc(_num(p.metric, p.metric))
-            interval = (f"[{_num(p.metric_lo, p.metric)}, {_num(p.metric_hi, p.metric)}]"
-                        if _finite(p.metric_lo) and _finite(p.metric_hi) else "")
+        if p.status == "measured" and finite(p.metric):
+            value = esc(num(p.metric, p.metric))
+            interval = (f"[{num(p.metric_lo, p.metric)}, {num(p.metric_hi, p.metric)}]"
+                        if finite(p.metric_lo) and finite(p.metric_hi) else "")
             band = f"{p.band}/{p.bands}" if p.band is not None else ""
         else:
             value, interval, band = esc(perf_summary(p)), "", ""
-        rows.append(f"<tr><td>{esc(_perf_name(lab, p))}</td><td>{esc(p.label or p.metric_name)}"
+        rows.append(f"<tr><td>{esc(perf_name(lab, p))}</td><td>{esc(p.label or p.metric_name)}"
                     f"</td><td class=\"num\">{value}</td><td class=\"num\">{esc(interval)}</td>"
                     f"<td class=\"num\">{p.floor:g}</td><td class=\"num\">{p.target:g}</td>"
-                    f"<td class=\"num\">{band}</td><td class=\"num\">{_pts(p.points)} / "
+                    f"<td class=\"num\">{band}</td><td class=\"num\">{points_text(p.points)} / "
                     f"{p.max_points:g}</td></tr>")
     rows.append("</table>")
-    notes = [f"<p class=\"note\">{esc(_perf_name(lab, p))}: {esc(p.message)}</p>"
+    notes = [f"<p class=\"note\">{esc(perf_name(lab, p))}: {esc(p.message)}</p>"
              for p in lab.performance if p.status != "measured" and p.message.strip()]
     return "\n".join(rows + notes)
 
@@ -395,7 +386,7 @@ def ceilings(result: GradeResult) -> tuple:
     if not isinstance(c, dict):
         return None, None, "no ceilings were measured in this run"
     flops, bw = c.get("sgemm_gflops"), c.get("copy_gbps")
-    if _finite(flops) and _finite(bw) and flops > 0 and bw > 0:
+    if finite(flops) and finite(bw) and flops > 0 and bw > 0:
         return float(flops), float(bw), ""
     why = c.get("error")
     return None, None, ("no ceilings were measured in this run" + (f": {why}" if why else ""))
@@ -409,20 +400,20 @@ def roofline_points(result: GradeResult) -> list:
         for p in lab.performance:
             c = p.counters or {}
             gf, gb = c.get("GFLOPS"), c.get("GBps")
-            if p.status != "measured" or not (_finite(gf) and _finite(gb) and gf > 0 and gb > 0):
+            if p.status != "measured" or not (finite(gf) and finite(gb) and gf > 0 and gb > 0):
                 continue
             ai = gf / gb   # flop / declared bytes: both rates share the student's time
             base = c.get("baseline_GFLOPS")
-            base = float(base) if _finite(base) and base > 0 else None
+            base = float(base) if finite(base) and base > 0 else None
             ref = None
-            if _finite(p.reference):
+            if finite(p.reference):
                 if p.metric_name == "ratio" and base is not None:
                     ref = base * p.reference   # the solution's speed against this run's baseline
                 elif p.metric_name == "GFLOPS":
                     ref = p.reference
                 elif p.metric_name == "GBps":
                     ref = p.reference * ai
-            out.append((f"{lab.lab}: {_perf_name(lab, p)}", ai, float(gf), base, ref))
+            out.append((f"{lab.lab}: {perf_name(lab, p)}", ai, float(gf), base, ref))
     return out
 
 
@@ -485,7 +476,7 @@ def submission_page(result: GradeResult, name: str = "") -> str:
     require_matplotlib()
     name = name or result.submission
     seed = f"seed {result.seed}" if result.seed is not None else "seeds per lab"
-    body = [f"<h1>Grade: {_pts(result.points)} / {result.max_points:g}</h1>",
+    body = [f"<h1>Grade: {points_text(result.points)} / {result.max_points:g}</h1>",
             f"<p class=\"meta\"><code>{esc(name)}</code> · {esc(_gpu_text(result))} · {seed} · "
             f"grader {esc(result.grader_version)} · status <b>{esc(result.status)}</b> "
             f"(exit {result.exit_code})" + (f" · {esc(result.started)}" if result.started else "")
@@ -518,7 +509,7 @@ def submission_page(result: GradeResult, name: str = "") -> str:
         measured = (result.gpu or {}).get("ceilings") or {}
         fma, read = measured.get("fp32_peak_gflops"), measured.get("read_gbps")
         limits = (f"For the plausibility check: FP32 peak (independent FMAs) {fma:,.0f} "
-                  f"GFLOP/s, read {read:,.0f} GB/s. " if _finite(fma) and _finite(read) else "")
+                  f"GFLOP/s, read {read:,.0f} GB/s. " if finite(fma) and finite(read) else "")
         body.append("<p class=\"note\">" + (
             f"Ceilings measured on this GPU in this run: cuBLAS SGEMM {peak:,.0f} GFLOP/s, "
             f"device-to-device copy {bw:,.0f} GB/s. {limits}" if peak
@@ -526,7 +517,7 @@ def submission_page(result: GradeResult, name: str = "") -> str:
             + "Arithmetic intensity is the benchmark's flop count over the bytes it declares "
               "(its inputs read once and its output written once): a kernel that reads more "
               "than that sits lower, not further left.</p>")
-    return _page(f"Grade {_pts(result.points)} / {result.max_points:g}: {name}", body)
+    return _page(f"Grade {points_text(result.points)} / {result.max_points:g}: {name}", body)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,11 +623,11 @@ def class_page(named: list, title: str = "Class report") -> str:
     for r in results:
         for lab in r.labs:
             for p in lab.performance:
-                entries.setdefault((lab.lab, _perf_name(lab, p)), []).append(p)
+                entries.setdefault((lab.lab, perf_name(lab, p)), []).append(p)
     if not entries:
         body.append("<p class=\"note\">No performance entries in these results.</p>")
     for (lab_name, entry), perfs in sorted(entries.items()):
-        measured = [p for p in perfs if p.status == "measured" and _finite(p.metric)]
+        measured = [p for p in perfs if p.status == "measured" and finite(p.metric)]
         target, floor = perfs[0].target, perfs[0].floor
         body.append(f"<h3>{esc(lab_name)}: {esc(entry)}</h3>")
         if measured:
@@ -661,6 +652,6 @@ def class_page(named: list, title: str = "Class report") -> str:
     for name, r in named:
         flag = " <span class=\"bad\">flagged for review</span>" if r.implausible else ""
         table.append(f"<tr><td>{esc(name)}</td><td>{esc(r.status)}{flag}</td><td class=\"num\">"
-                     f"{_pts(r.points)} / {r.max_points:g}</td></tr>")
+                     f"{points_text(r.points)} / {r.max_points:g}</td></tr>")
     body += table + ["</table>"]
     return _page(title, body)

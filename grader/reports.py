@@ -1,5 +1,7 @@
-"""Reports for other readers than the console: Gradescope's results.json, JUnit XML for CI, a
-Markdown summary (a GitHub Actions step summary) and a CSV gradebook of several submissions.
+"""The report files, for other readers than the console: Gradescope's results.json, JUnit XML
+for CI, a Markdown summary (a GitHub Actions step summary) and a CSV gradebook of several
+submissions; render() also gives the HTML pages (grader/html_report.py). The console report is
+grader/console_report.py; the wording all of them share, grader/report_text.py.
 
 Every function here is a pure function of GradeResult objects (grader/results.py) and returns
 text; the command line (grader/cli.py) writes it. What each format holds: docs/reports.md.
@@ -18,25 +20,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.report import PERF_PROBLEMS, _num, implausible_entries, perf_summary
+from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
+                                flagged_text, is_hidden_group, lab_message, num, perf_name,
+                                perf_summary, points_text, withheld)
 from grader.results import GradeResult, GroupResult, LabResult, PerfResult
 
-# Lab statuses that leave nothing to show per test: one failing entry carries the message.
-FAILED_LAB = {"build_failed": "build", "rejected": "policy check", "bad_files": "submitted files",
-              "no_gpu": "GPU", "error": "grading"}
-# The same in words, for summaries.
-STATUS_TEXT = {"build_failed": "did not build", "rejected": "rejected by the policy check",
-               "bad_files": "files refused", "no_gpu": "not run: no GPU",
-               "error": "not graded: error"}
 HIDDEN_VISIBILITY = "after_due_date"
-
-
-def is_hidden_group(group: GroupResult) -> bool:
-    """A group of hidden tests: named 'hidden' (or 'races', the graded race checks), or whose
-    filter selects hidden tests (a 'Hidden' in its positive patterns, before any '-')."""
-    name = group.name.lower()
-    positive = group.filter.split("-", 1)[0].lower()
-    return "hidden" in name or name in ("races", "race") or "hidden" in positive
 
 
 # ---------------------------------------------------------------------------------------------
@@ -76,70 +65,6 @@ def _reject_constant(name: str):
 # ---------------------------------------------------------------------------------------------
 # Text helpers
 
-_BAD_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-
-
-def clean_text(text) -> str:
-    """Text safe for XML 1.0 and UTF-8: control characters (other than tab, newline, carriage
-    return) and lone surrogates become visible escapes such as \\x1b."""
-    return _BAD_XML_CHARS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                              else f"\\u{ord(m.group()):04x}", str(text))
-
-
-def clip(text: str, max_lines: int, max_chars: int) -> str:
-    """At most `max_lines` lines and about `max_chars` characters, saying how much was cut."""
-    text = text.rstrip()
-    lines = text.splitlines()
-    cut = ""
-    if len(lines) > max_lines:
-        cut = f"[... {len(lines) - max_lines} more lines]"
-        lines = lines[:max_lines]
-    text = "\n".join(lines)
-    if len(text) > max_chars:
-        cut = f"[... {len(text) - max_chars} more characters]" + (f" {cut}" if cut else "")
-        text = text[:max_chars]
-    return f"{text}\n{cut}" if cut else text
-
-
-def _pts(x: float) -> str:
-    return f"{x:.2f}"
-
-
-def _finite(x) -> float:
-    return float(x) if isinstance(x, (int, float)) and math.isfinite(x) else 0.0
-
-
-def _perf_name(lab: LabResult, p: PerfResult) -> str:
-    return p.name or p.benchmark or "performance"
-
-
-def _lab_message(lab: LabResult) -> str:
-    """What a lab that was not graded reports: its message, and the compiler's log."""
-    text = lab.message.strip()
-    if lab.build is not None and not lab.build.ok and lab.build.log.strip():
-        log = lab.build.log.strip()
-        if log not in text:
-            text = f"{text}\n\n{log}" if text else log
-    if lab.status == "no_gpu" and not text:
-        text = "no CUDA GPU: nothing was run and no points were awarded"
-    return text or f"{lab.status}: no message recorded"
-
-
-def flagged_text(result: GradeResult) -> str:
-    """The plausibility flag in words ('' when nothing is flagged)."""
-    flagged = implausible_entries(result)
-    if not flagged:
-        return ""
-    return (f"{', '.join(flagged)} measured faster than this GPU can run (above its ceilings "
-            f"measured in this grading): not a possible result, no points for "
-            f"{'it' if len(flagged) == 1 else 'them'}")
-
-
-def withheld(result: GradeResult) -> bool:
-    """Performance points withheld: the GPU's ceilings were not measured (result.message)."""
-    return any(p.status == "withheld" for lab in result.labs for p in lab.performance)
-
-
 def _perf_problem_kind(p: PerfResult) -> str:
     return "implausible" if p.implausible else p.status
 
@@ -157,7 +82,7 @@ GS_MAX_OUTPUT_LINES = 400
 
 
 def _cents(x: float) -> int:
-    return int(round(_finite(x) * 100))
+    return int(round((x if finite(x) else 0.0) * 100))
 
 
 def split_group_points(group: GroupResult) -> list:
@@ -199,7 +124,7 @@ def _gs_perf_output(p: PerfResult) -> str:
         lines.append(f"target {p.target:g} (full points), floor {p.floor:g} (none)")
     if p.message.strip() and p.status != "measured":
         lines.append(p.message.strip())
-    lines.append(f"{_pts(p.points)} / {p.max_points:g} points")
+    lines.append(f"{points_text(p.points)} / {p.max_points:g} points")
     return "\n".join(lines)
 
 
@@ -208,7 +133,7 @@ def gradescope_tests(result: GradeResult) -> list:
     for lab in result.labs:
         if lab.status in FAILED_LAB:
             tests.append(_gs_test(f"{lab.lab}: {FAILED_LAB[lab.status]}", _cents(lab.points),
-                                  _cents(lab.max_points), False, _lab_message(lab), "visible",
+                                  _cents(lab.max_points), False, lab_message(lab), "visible",
                                   [lab.lab, lab.status]))
             continue
         for g in lab.groups:
@@ -227,7 +152,7 @@ def gradescope_tests(result: GradeResult) -> list:
         for p in lab.performance:
             full = p.status == "measured" and _cents(p.points) >= _cents(p.max_points)
             tags = [lab.lab, "performance"] + (["implausible"] if p.implausible else [])
-            tests.append(_gs_test(f"{lab.lab} performance: {_perf_name(lab, p)}",
+            tests.append(_gs_test(f"{lab.lab} performance: {perf_name(lab, p)}",
                                   _cents(p.points), _cents(p.max_points), full,
                                   _gs_perf_output(p), "visible", tags))
     if not tests:   # nothing recorded per lab: the grading stopped before any lab
@@ -243,7 +168,7 @@ def _gs_summary(result: GradeResult, tests: list, score: float) -> str:
     for lab in result.labs:
         seed = f" (seed {lab.seed})" if lab.seed is not None else ""
         state = "" if lab.status == "graded" else f" - {STATUS_TEXT.get(lab.status, lab.status)}"
-        lines.append(f"{lab.lab} - {lab.title}: {_pts(lab.points)} / {lab.max_points:g}"
+        lines.append(f"{lab.lab} - {lab.title}: {points_text(lab.points)} / {lab.max_points:g}"
                      f"{state}{seed}")
     if result.status == "no_gpu":
         lines.append(f"Not graded on a GPU: {result.message}. No GPU points were awarded.")
@@ -265,7 +190,7 @@ def gradescope(result: GradeResult) -> dict:
     score = round(sum(t["score"] for t in tests), 2)
     return _clean_json({
         "score": score,
-        "execution_time": int(max(_finite(result.seconds), 0)),
+        "execution_time": int(max(result.seconds, 0)) if finite(result.seconds) else 0,
         "output": _gs_summary(result, tests, score),
         "output_format": "text",
         "test_output_format": "text",
@@ -328,7 +253,7 @@ _FAILING = ("failed", "crashed", "timeout")
 
 def _case(parent: ET.Element, classname: str, name: str, seconds: float = 0.0) -> ET.Element:
     return ET.SubElement(parent, "testcase", name=clean_text(name), classname=clean_text(classname),
-                         time=f"{max(_finite(seconds), 0.0):.3f}")
+                         time=f"{max(seconds, 0.0) if finite(seconds) else 0.0:.3f}")
 
 
 def _fail(case: ET.Element, message: str, kind: str) -> None:
@@ -356,17 +281,17 @@ def _lab_suites(root: ET.Element, lab: LabResult) -> None:
     if lab.build is not None or lab.status == "build_failed":
         case = _case(steps, lab.lab, "build", lab.build.seconds if lab.build else 0.0)
         if lab.build is None or not lab.build.ok or lab.status == "build_failed":
-            _fail(case, _lab_message(lab), "build_failed")
+            _fail(case, lab_message(lab), "build_failed")
     if lab.policy is not None or lab.status == "rejected":
         case = _case(steps, lab.lab, "policy", lab.policy.seconds if lab.policy else 0.0)
         if lab.policy is None or not lab.policy.ok or lab.status == "rejected":
-            _fail(case, _lab_message(lab), "rejected")
+            _fail(case, lab_message(lab), "rejected")
     if lab.status == "bad_files":
-        _fail(_case(steps, lab.lab, "files"), _lab_message(lab), "bad_files")
+        _fail(_case(steps, lab.lab, "files"), lab_message(lab), "bad_files")
     elif lab.status == "no_gpu":
-        _skip(_case(steps, lab.lab, "gpu"), _lab_message(lab))
+        _skip(_case(steps, lab.lab, "gpu"), lab_message(lab))
     elif lab.status == "error":
-        _fail(_case(steps, lab.lab, "grading"), _lab_message(lab), "error")
+        _fail(_case(steps, lab.lab, "grading"), lab_message(lab), "error")
 
     for g in lab.groups:
         suite = _suite(root, f"{lab.lab}.{g.name}")
@@ -382,11 +307,11 @@ def _lab_suites(root: ET.Element, lab: LabResult) -> None:
     if lab.performance:
         suite = _suite(root, f"{lab.lab}.performance")
         for p in lab.performance:
-            case = _case(suite, f"{lab.lab}.performance", _perf_name(lab, p))
+            case = _case(suite, f"{lab.lab}.performance", perf_name(lab, p))
             out = _gs_perf_output(p)
             if p.status == "measured":
                 if _cents(p.points) < _cents(p.max_points):
-                    _fail(case, f"{_first_line(out)}: {_pts(p.points)} of {p.max_points:g} "
+                    _fail(case, f"{_first_line(out)}: {points_text(p.points)} of {p.max_points:g} "
                                 f"points\n{out}", "below_target")
                 else:
                     ET.SubElement(case, "system-out").text = clean_text(out)
@@ -429,7 +354,7 @@ def junit(result: GradeResult) -> ET.Element:
         if suite.find("testcase") is None:   # e.g. the groups of a lab that did not run
             root.remove(suite)
     _count(root)
-    root.set("time", f"{max(_finite(result.seconds), 0.0):.3f}")
+    root.set("time", f"{max(result.seconds, 0.0) if finite(result.seconds) else 0.0:.3f}")
     return root
 
 
@@ -472,7 +397,7 @@ def _md_problems(lab: LabResult) -> list:
     lab_name = f"<b>{html.escape(clean_text(lab.lab))}</b>"
     if lab.status in FAILED_LAB:
         out.append((f"{lab_name}: {html.escape(STATUS_TEXT.get(lab.status, lab.status))}",
-                    _lab_message(lab)))
+                    lab_message(lab)))
     for g in lab.groups:
         for t in g.tests:
             if not t.passed:
@@ -481,7 +406,7 @@ def _md_problems(lab: LabResult) -> list:
                             t.message or t.status))
     for p in lab.performance:
         if p.status in PERF_PROBLEMS:
-            out.append((f"{lab_name} · performance {code(_perf_name(lab, p))}: "
+            out.append((f"{lab_name} · performance {code(perf_name(lab, p))}: "
                         f"{_perf_problem_kind(p)}", p.message or p.status))
     return out
 
@@ -489,37 +414,37 @@ def _md_problems(lab: LabResult) -> list:
 def _md_lab(lab: LabResult, level: int) -> list:
     h = "#" * (level + 1)
     seed = f" (seed {lab.seed})" if lab.seed is not None else ""
-    out = [f"{h} {_cell(lab.lab)} - {_cell(lab.title)}: {_pts(lab.points)} / {lab.max_points:g}"
-           f"{seed}", ""]
+    out = [f"{h} {_cell(lab.lab)} - {_cell(lab.title)}: {points_text(lab.points)} / "
+           f"{lab.max_points:g}{seed}", ""]
     if lab.status != "graded":
         state = STATUS_TEXT.get(lab.status, lab.status)
         out += [f"**{_cell(state[:1].upper() + state[1:])}** (below: what went wrong)", ""]
     out += ["| group | passed | points |", "| --- | ---: | ---: |"]
     for g in lab.groups:
         passed = f"{g.passed_count}/{len(g.tests)}" if g.tests else _cell(g.note or "not run")
-        out.append(f"| {_cell(g.name)} | {passed} | {_pts(g.points)} / {g.max_points:g} |")
+        out.append(f"| {_cell(g.name)} | {passed} | {points_text(g.points)} / {g.max_points:g} |")
     for p in lab.performance:
-        out.append(f"| performance: {_cell(_perf_name(lab, p))} | "
+        out.append(f"| performance: {_cell(perf_name(lab, p))} | "
                    f"{'measured' if p.status == 'measured' else _cell(perf_summary(p))} | "
-                   f"{_pts(p.points)} / {p.max_points:g} |")
-    out.append(f"| **total** | | **{_pts(lab.points)} / {lab.max_points:g}** |")
+                   f"{points_text(p.points)} / {p.max_points:g} |")
+    out.append(f"| **total** | | **{points_text(lab.points)} / {lab.max_points:g}** |")
     if lab.performance:
         out += ["", "| performance | metric | value | 95% interval | band | points |",
                 "| --- | --- | ---: | --- | ---: | ---: |"]
         for p in lab.performance:
             if p.status == "measured" and p.metric is not None:
-                value = _num(p.metric, p.metric)   # as the console report shows them
-                interval = (f"[{_num(p.metric_lo, p.metric)}, {_num(p.metric_hi, p.metric)}]"
+                value = num(p.metric, p.metric)   # as the console report shows them
+                interval = (f"[{num(p.metric_lo, p.metric)}, {num(p.metric_hi, p.metric)}]"
                             if p.metric_lo is not None and p.metric_hi is not None else "")
                 band = f"{p.band}/{p.bands}" if p.band is not None else ""
             else:
                 value, interval, band = _cell(perf_summary(p)), "", ""
-            out.append(f"| {_cell(_perf_name(lab, p))} | "
+            out.append(f"| {_cell(perf_name(lab, p))} | "
                        f"{_cell(p.label or p.metric_name)} | {value} | {interval} | {band} | "
-                       f"{_pts(p.points)} / {p.max_points:g} |")
+                       f"{points_text(p.points)} / {p.max_points:g} |")
         measured = [p for p in lab.performance if p.status == "measured"]
         if measured:
-            out += ["", "; ".join(f"{_cell(_perf_name(lab, p))}: full points at "
+            out += ["", "; ".join(f"{_cell(perf_name(lab, p))}: full points at "
                                   f"{p.target:g}, none at or below {p.floor:g}" for p in measured)]
     return out + [""]
 
@@ -532,7 +457,7 @@ def markdown(result: GradeResult, level: int = 2) -> str:
     else:
         where = result.gpu.get("name") if result.gpu.get("available") else "no GPU"
     seed = f"seed {result.seed}" if result.seed is not None else "seeds per lab"
-    out = [f"{h} Grade: {_pts(result.points)} / {result.max_points:g}", "",
+    out = [f"{h} Grade: {points_text(result.points)} / {result.max_points:g}", "",
            f"`{clean_text(result.submission).replace('`', chr(39))}` · {_cell(where or 'GPU')} · "
            f"{seed} · grader {_cell(result.grader_version)} · status **{_cell(result.status)}** "
            f"(exit {result.exit_code})", ""]
@@ -564,7 +489,7 @@ def markdown_many(named: list) -> str:
         return markdown(named[0][1])
     out = ["## Grades", "", "| submission | status | points |", "| --- | --- | ---: |"]
     for name, r in named:
-        out.append(f"| {_cell(name)} | {_cell(r.status)} | {_pts(r.points)} / "
+        out.append(f"| {_cell(name)} | {_cell(r.status)} | {points_text(r.points)} / "
                    f"{r.max_points:g} |")
     for name, r in named:
         out += ["", "---", "", f"### {_cell(name)}", "", markdown(r, level=4).rstrip()]
@@ -600,8 +525,8 @@ def _columns(results: list) -> list:
                 if g.name not in parts[0]:
                     parts[0].append(g.name)
             for p in lab.performance:
-                if _perf_name(lab, p) not in parts[1]:
-                    parts[1].append(_perf_name(lab, p))
+                if perf_name(lab, p) not in parts[1]:
+                    parts[1].append(perf_name(lab, p))
     cols = []
     for name in sorted(labs):
         groups, perfs = labs[name]
@@ -616,12 +541,12 @@ def _cell_value(result: GradeResult, lab_name: str, kind, part) -> str:
     if lab is None:
         return ""
     if kind is None:
-        return _pts(lab.points)
+        return points_text(lab.points)
     if kind == "group":
         found = [g.points for g in lab.groups if g.name == part]
     else:
-        found = [p.points for p in lab.performance if _perf_name(lab, p) == part]
-    return _pts(found[0]) if found else ""
+        found = [p.points for p in lab.performance if perf_name(lab, p) == part]
+    return points_text(found[0]) if found else ""
 
 
 def _safe_csv_text(text: str) -> str:
@@ -640,7 +565,7 @@ def gradebook(named: list) -> str:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["submission", "total", "max_points", "status"] + [c[0] for c in cols])
     for name, r in named:
-        w.writerow([_safe_csv_text(name), _pts(r.points), f"{r.max_points:g}",
+        w.writerow([_safe_csv_text(name), points_text(r.points), f"{r.max_points:g}",
                     _safe_csv_text(r.status)]
                    + [_cell_value(r, lab, kind, part) for _, lab, kind, part in cols])
     return out.getvalue()

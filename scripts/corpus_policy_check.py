@@ -93,10 +93,10 @@ def main(argv=None) -> int:
     warm = False  # until one case has built, the next grading may build the whole harness
     for i, case in enumerate(cases):
         root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
-        graded = gc.run_grader(["--no-performance", "--submission", str(root), case.lab],
-                               args.out / f"{case.lab}-{case.name}.json", args.build_dir,
-                               seed=None, limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S,
-                               env=hide_gpu)
+        graded = gc.run_grader(gc.GradeArgs(labs=(case.lab,), submission=root,
+                                            output=args.out / f"{case.lab}-{case.name}.json",
+                                            build_dir=args.build_dir, performance=False),
+                               limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S, env=hide_gpu)
         row = check(case, graded)
         warm |= row["got"] in ("no_gpu", "graded")
         rows.append(row)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import dataclasses
 import hashlib
 import json
 import os
@@ -39,6 +40,15 @@ import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+# The grader's own reader of the labs (grader/config.py), and the grade command's arguments,
+# typed (grader/grade_args.py): each grading runs in a `python3 -m grader grade` process of its
+# own (its time limit, its process group), whose command line argv() builds.
+sys.path.insert(0, str(REPO))
+from grader import config as lab_config  # noqa: E402
+from grader.errors import GraderError  # noqa: E402
+from grader.grade_args import GradeArgs, argv as grade_argv  # noqa: E402
+from grader.results import stage_totals  # noqa: E402
+
 CORPUS = REPO / "tests" / "submissions"
 SEED = 20261121          # fixed, so a corpus run can be replayed
 REPEATS = 5              # gradings per submission in the repeat check
@@ -58,24 +68,13 @@ MEASURED = ("measured", "withheld")
 
 
 # ---------------------------------------------------------------------------- labs and corpus
-def discover_labs() -> list:
-    return sorted(p.parent.name for p in (REPO / "labs").glob("*/grading.toml"))
-
-
 def resolve_labs(words: list | None) -> list:
-    """'01', '01_naive_matmul' or 'naive_matmul' -> lab folder names (as the grader does)."""
-    available = discover_labs()
-    if not words:
-        return available
-    chosen = []
-    for word in words:
-        matches = [lab for lab in available
-                   if lab == word or lab.split("_", 1)[0] == word or lab.split("_", 1)[-1] == word]
-        if len(matches) != 1:
-            raise SystemExit(f"unknown lab '{word}'; labs: {', '.join(available) or '(none)'}")
-        if matches[0] not in chosen:
-            chosen.append(matches[0])
-    return chosen
+    """'01', '01_naive_matmul' or 'naive_matmul' -> lab folder names (the grader's own
+    resolution); every lab without words."""
+    try:
+        return lab_config.resolve_labs(REPO / "labs", list(words or []))
+    except GraderError as e:
+        raise SystemExit(e.message) from None
 
 
 class Case:
@@ -154,7 +153,6 @@ def stage_case(case: Case, root: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------- grader calls
-_HELP: str | None = None
 # Every results file read, with the hash of what was read: a process of a submission that
 # outlived its grading (a daemon rewriting the grader's -o file once the grader has ended) shows
 # as a file that changed afterwards (check_results_unchanged).
@@ -163,25 +161,16 @@ _READ_LOCK = threading.Lock()
 SETTLE_S = 5.0   # how long after the last grading the results files are hashed again
 
 
-def grader_supports(flag: str) -> bool:
-    """Whether `python3 -m grader grade` takes `flag` (the CLI is still moving)."""
-    global _HELP
-    if _HELP is None:
-        proc = subprocess.run([sys.executable, "-m", "grader", "grade", "--help"], cwd=REPO,
-                              capture_output=True, text=True)
-        _HELP = proc.stdout + proc.stderr
-    return flag in _HELP
+def grader_command(args: GradeArgs) -> list:
+    """The command of one grader process: `python3 -m grader grade` with `args`."""
+    return [sys.executable, "-m", "grader", "grade", *grade_argv(args)]
 
 
-def run_grader(args: list, out: Path, build_dir: Path, seed: int | None = SEED,
-               limit_s: float = GRADING_LIMIT_S, env: dict | None = None) -> dict:
-    """One `python3 -m grader grade -q ...`; returns {rc, result, output, wall}. The whole
-    process group is killed if it overruns `limit_s`."""
-    cmd = [sys.executable, "-m", "grader", "grade", "-q", "-o", str(out),
-           "--build-dir", str(build_dir)]
-    if seed is not None:
-        cmd += ["--seed", str(seed)]
-    cmd += args
+def run_grader(args: GradeArgs, limit_s: float = GRADING_LIMIT_S, env: dict | None = None) -> dict:
+    """One grading (quiet) in a grader process of its own, writing `args.output`; returns
+    {rc, result, output, wall}. The whole process group is killed if it overruns `limit_s`."""
+    out = args.output
+    cmd = grader_command(dataclasses.replace(args, quiet=True))
     if out.exists():
         out.unlink()
     t0 = time.monotonic()
@@ -386,17 +375,6 @@ def judge_case(case: Case, graded: dict) -> dict:
 STAGE_KINDS = ("build", "policy", "tests", "bench", "wait")   # the table's columns
 
 
-def stage_totals(stages) -> dict:
-    """{kind: seconds} of a results stages list ('tests: public' is of kind 'tests'), as
-    grader/results.py stage_totals; an old results file without stages gives {}."""
-    totals = {}
-    for s in stages or []:
-        if isinstance(s, dict) and isinstance(s.get("seconds"), (int, float)):
-            kind = str(s.get("stage", "")).split(":", 1)[0].strip()
-            totals[kind] = totals.get(kind, 0.0) + float(s["seconds"])
-    return totals
-
-
 def _stage_row(label: str, totals: dict, width: int = 24) -> str:
     cells = "".join(f" {totals.get(k, 0.0):7.1f}" for k in STAGE_KINDS)
     return f"  {label:<{width}}{cells} {sum(totals.values()):7.1f}"
@@ -498,33 +476,27 @@ def main(argv=None) -> int:
 
     slots_total = max(1, min(args.workers, len(cases) or 1))
     jobs = max(2, (os.cpu_count() or 2) // slots_total)
-    has = {flag: grader_supports(flag)
-           for flag in ("--test-timeout", "--no-sanitize", "--jobs", "--no-performance")}
 
-    def case_flags(timeout_s: float, case: "Case | None" = None) -> list:
-        flags = []
-        if has["--test-timeout"]:
-            flags += ["--test-timeout", f"{timeout_s:g}"]
+    def case_args(timeout_s: float, case: Case) -> dict:
+        """The grader's options for a corpus case (GradeArgs fields)."""
         # compute-sanitizer re-runs cost seconds each: only the cases that assert what the
         # sanitizer found (`sanitize = true`) get them, unless --no-sanitize turns them off too.
-        wants_sanitizer = case is not None and case.spec.get("sanitize", False)
-        if has["--no-sanitize"] and (args.no_sanitize or not wants_sanitizer):
-            flags.append("--no-sanitize")
-        if has["--jobs"]:
-            flags += ["--jobs", str(jobs)]
+        wants_sanitizer = case.spec.get("sanitize", False)
         # Benchmarks hold the GPU alone, one case at a time: a case whose performance verdict
         # is not asserted ("any") skips them unless --bench-any asks for its figures, or its
         # `max_ratio` bounds what they measure.
-        if (case is not None and case.want("performance") == "any" and not args.bench_any
-                and "max_ratio" not in case.spec and has["--no-performance"]):
-            flags.append("--no-performance")
-        return flags
+        skip_bench = (case.want("performance") == "any" and not args.bench_any
+                      and "max_ratio" not in case.spec)
+        return {"test_timeout_s": timeout_s, "jobs": jobs,
+                "sanitize": wants_sanitizer and not args.no_sanitize,
+                "performance": not skip_bench}
 
     slot0 = REPO / "build" / "check-0"
 
     # ---- 1. solutions (this first grading also builds the harness in slot 0)
     if not args.skip_solutions:
-        sol = run_grader(["--solutions", *labs], args.out / "solutions.json", slot0)
+        sol = run_grader(GradeArgs(labs=tuple(labs), solutions=True, seed=SEED,
+                                   output=args.out / "solutions.json", build_dir=slot0))
         res = sol["result"]
         if res is None:
             print(sol["output"][-3000:])
@@ -559,7 +531,8 @@ def main(argv=None) -> int:
     starter_run = None
     if not args.skip_solutions:
         starter_run = concurrent.futures.ThreadPoolExecutor(1)
-        starter_future = starter_run.submit(run_grader, list(labs), args.out / "starters.json", slot0)
+        starter_future = starter_run.submit(run_grader, GradeArgs(
+            labs=tuple(labs), seed=SEED, output=args.out / "starters.json", build_dir=slot0))
 
     def report_starters() -> None:
         nonlocal ok
@@ -592,8 +565,9 @@ def main(argv=None) -> int:
     def grade_case(case: Case, timeout_s: float, build_dir: Path, tag: str = "case",
                    seed: int | None = SEED) -> dict:
         root = stage_case(case, args.out / "submissions" / f"{tag}-{case.lab}-{case.name}")
-        return run_grader(["--submission", str(root), *case_flags(timeout_s, case), case.lab],
-                          args.out / f"{tag}-{case.lab}-{case.name}.json", build_dir, seed)
+        return run_grader(GradeArgs(labs=(case.lab,), submission=root, seed=seed,
+                                    output=args.out / f"{tag}-{case.lab}-{case.name}.json",
+                                    build_dir=build_dir, **case_args(timeout_s, case)))
 
     def run_case(case: Case, timeout_s: float) -> dict:
         build_dir = slots.get()
@@ -662,9 +636,9 @@ def main(argv=None) -> int:
         # one device call as the suite grows.
         repeat_labs = sorted({c.lab for c in load_corpus(labs) if c.spec.get("repeat")})
         if not args.skip_solutions and repeat_labs:
-            repeat(f"solutions ({', '.join(repeat_labs)})", lambda i: run_grader(
-                ["--solutions", *repeat_labs], args.out / f"repeat-solutions-{i}.json", slot0,
-                seed=None))
+            repeat(f"solutions ({', '.join(repeat_labs)})", lambda i: run_grader(GradeArgs(
+                labs=tuple(repeat_labs), solutions=True,
+                output=args.out / f"repeat-solutions-{i}.json", build_dir=slot0)))
         for case in [c for c in load_corpus(labs) if c.spec.get("repeat")]:
             repeat(case.id, lambda i, case=case: grade_case(case, args.case_timeout, slot0,
                                                             tag=f"repeat{i}", seed=None))

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from grader import gpulock  # noqa: E402
-from grader.config import load_lab_config  # noqa: E402
+from grader.config import discover_labs, load_lab_config  # noqa: E402
 from grader.results import GradeResult, GroupResult, LabResult, TestResult  # noqa: E402
 
 
@@ -77,7 +77,7 @@ def main() -> int:
 
 
 def grade(args, sub: Path, name: str) -> int:
-    labs = args.labs or sorted(p.parent.name for p in (REPO / "labs").glob("*/grading.toml"))
+    labs = args.labs or discover_labs(REPO / "labs")
     result = GradeResult(submission=str(sub), seed=None, grader_version="fake")
     text = {}
     for lab in labs:

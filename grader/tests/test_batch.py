@@ -468,6 +468,27 @@ class MergeTest(BatchTestCase):
         self.assertEqual(sorted(book), names)
         self.assertTrue(all(float(r["total"]) == 200 for r in book.values()))
 
+    def test_class_page_in_process(self):
+        # Rendered by the batch itself (grader/reports.py), named as in the gradebook; without
+        # matplotlib it is left out, saying so, and the gradebook is written all the same.
+        make_sub(self.e.subs, "alice")
+        make_sub(self.e.subs, "bob", matmul="CRASH")
+        self.assertRan(self.e.run("--gpus", "0"), 1)
+        stream = io.StringIO()
+        merged = batch.merge(batch.Layout(self.e.out), stream=stream)
+        self.assertEqual(merged["rows"], 2)
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.assertIsNone(merged["class_page"])
+            self.assertIn("the class page was not written: the HTML reports need matplotlib",
+                          stream.getvalue())
+            return
+        page = (self.e.out / "class.html").read_text()
+        self.assertEqual(merged["class_page"], str(self.e.out / "class.html"))
+        self.assertIn("<td>alice</td><td>graded", page)
+        self.assertNotIn("<td>bob</td>", page, "only submissions with results")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -249,7 +249,7 @@ class ParseRejectedTest(unittest.TestCase):
             with self.assertRaises(GraderError) as cm:
                 parse_lab_config("x", good())
         self.assertEqual(cm.exception.exit_code, 1)
-        self.assertIn("grader/policy.py", cm.exception.message)
+        self.assertIn("grader/policy/", cm.exception.message)
 
     def test_policy_rules_errors_name_the_file(self):
         broken = fakes.FakePolicy()
@@ -356,17 +356,25 @@ class LoadRealLabTest(unittest.TestCase):
             sys.modules.pop("grader.policy", None)     # this module's fake stands aside
             policy = fakes.real_or_fake_policy()
             if isinstance(policy, fakes.FakePolicy):
-                self.skipTest("grader/policy.py is not there yet")
+                self.skipTest("grader/policy/ is not there yet")
             cfg = load_lab_config(LABS, "01_naive_matmul")
         self.assertIsInstance(cfg.policy, policy.PolicyRules)
         self.assertEqual(cfg.policy.forbid_imports,
                          ("cudaMemcpy*", "cudaLaunchHostFunc", "cudaStreamAddCallback"))
 
-    def test_student_files_line_stays_on_one_line(self):
-        # CMake reads this line with a regular expression, not a TOML parser.
-        import re
-        text = (LABS / "01_naive_matmul" / "grading.toml").read_text()
-        self.assertRegex(text, re.compile(r'^student_files = \["matmul\.cu"\]$', re.M))
+    def test_student_files_alone(self):
+        # scripts/export-release reads only the student files, with the same reader.
+        self.assertEqual(config.load_student_files(LABS, "01_naive_matmul"), ("matmul.cu",))
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "99_x").mkdir()
+            toml = Path(tmp) / "99_x" / "grading.toml"
+            toml.write_text('[lab]\nstudent_files = [\n  "a.cu",   # two lines, a comment\n'
+                            '  "b.cu",\n]\n')
+            self.assertEqual(config.load_student_files(Path(tmp), "99_x"), ("a.cu", "b.cu"))
+            toml.write_text('[lab]\nstudent_files = ["../x.cu"]\n')
+            with self.assertRaises(GraderError) as cm:
+                config.load_student_files(Path(tmp), "99_x")
+            self.assertIn("plain file names", cm.exception.message)
 
     def test_every_lab_config_loads(self):
         labs = config.discover_labs(LABS)
@@ -387,6 +395,52 @@ class LoadRealLabTest(unittest.TestCase):
             with self.assertRaises(GraderError) as cm:
                 load_lab_config(Path(tmp), "01_x")
             self.assertIn("grading.toml", cm.exception.message)
+
+
+class CMakeReaderTest(unittest.TestCase):
+    """cmake/lab_config.py: what add_cuda_lab (cmake/CudaLab.cmake) includes at configure time,
+    from the grader's reader; a mistake in grading.toml is the configure's error."""
+
+    SCRIPT = REPO / "cmake" / "lab_config.py"
+
+    def run_script(self, toml: str, name: str = "01_x"):
+        import subprocess
+        import sys
+        tmp = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        (tmp / "labs" / name).mkdir(parents=True)
+        (tmp / "labs" / name / "grading.toml").write_text(toml)
+        out = tmp / "build" / "student_files.cmake"
+        proc = subprocess.run([sys.executable, str(self.SCRIPT), str(tmp / "labs" / name),
+                               str(out)], capture_output=True, text=True, timeout=60)
+        return proc, (out.read_text() if out.exists() else None)
+
+    GOOD_TOML = ('[lab]\nstudent_files = [\n  "matmul.cu",\n  "more $x \\\\ \\"q\\".cu",\n]\n'
+                 '[[correctness]]\nname = "public"\nfilter = "*"\npoints = 1\n')
+
+    def test_writes_the_student_files(self):
+        proc, text = self.run_script(self.GOOD_TOML)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('set(LAB_STUDENT_FILES "matmul.cu" "more \\$x \\\\ \\"q\\".cu")', text)
+
+    def test_a_mistake_is_the_readers_message_and_nothing_is_written(self):
+        for toml, words in (("[lab\nstudent_files = 3\n", "grading.toml"),
+                            ('[lab]\nstudent_files = ["a.cu"]\n', "[[correctness]]"),
+                            (self.GOOD_TOML.replace("points = 1", 'points = "one"'),
+                             "'points' must be float"),
+                            ('[lab]\nstudent_files = ["a;b.cu"]\n[[correctness]]\n'
+                             'name = "p"\nfilter = "*"\npoints = 1\n', "cannot be a CMake")):
+            with self.subTest(toml=toml):
+                proc, text = self.run_script(toml)
+                self.assertEqual(proc.returncode, 1)
+                self.assertIn(words, proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertIsNone(text)
+
+    def test_the_cmake_side_has_no_reader_of_its_own(self):
+        text = (REPO / "cmake" / "CudaLab.cmake").read_text()
+        self.assertIn("lab_config.py", text)
+        self.assertNotIn("file(STRINGS", text)
+        self.assertNotIn("student_files[", text)
 
 
 class ResolveLabsTest(unittest.TestCase):

@@ -19,7 +19,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import build, cli, gpulock, grade, judge, manifest, report, seeds
+from grader import build, cli, console_report, gpulock, grade, judge, manifest, seeds
 from grader.config import parse_lab_config
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
                             PolicyReport, TestResult)
@@ -199,7 +199,7 @@ class GradeLabTest(TempDirTest):
                       if any(a.startswith("--benchmark_filter") for a in r["argv"])]
         self.assertEqual(len(bench_runs), 1)
         self.assertEqual(bench_runs[0]["lock"], "exclusive")
-        text = report.render(GradeResult("s", None, "x", labs=[lab]))
+        text = console_report.render(GradeResult("s", None, "x", labs=[lab]))
         self.assertIn("perf throughput", text)
         self.assertIn("band 1/2", text)
 
@@ -245,7 +245,7 @@ class GradeLabTest(TempDirTest):
         lab = self.grade_lab(tests, benches(), sanitizer="/cuda/bin/compute-sanitizer")
         self.assertEqual(lab.groups[0].tests[0].status, "crashed")
         self.assertEqual(len(lab.warnings), 4)
-        text = report.render(GradeResult("s", None, "x", labs=[lab]))
+        text = console_report.render(GradeResult("s", None, "x", labs=[lab]))
         self.assertIn("note: ignored a malformed", text)
 
     def test_one_failure_gates_even_with_a_fast_benchmark(self):
@@ -513,9 +513,10 @@ class GradeFlowTest(TempDirTest):
                 mock.patch.object(build, "build_targets", build_targets), \
                 mock.patch.object(grade, "probe_gpu", probe_gpu), \
                 fakes.use_policy(self.policy):
+            options = grade.GradeOptions(seed=seed, secret=secret, jobs=2,
+                                         test_timeout_s=test_timeout_s)
             return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
-                               seed=seed, secret=secret, jobs=2, run_performance=True,
-                               progress=lambda m: None, test_timeout_s=test_timeout_s)
+                               options, progress=lambda m: None)
 
     def test_graded_on_a_gpu(self):
         r = self.run_grade()
@@ -557,7 +558,7 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual(d["labs"][0]["policy"], {"ok": True, "violations": [], "seconds": 0.5})
         self.assertEqual(set(d["labs"][0]["binaries"]), set(lab.binaries))
         self.assertEqual(d["labs"][0]["performance"][0]["band"], 2)
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("TOTAL 90.00 / 100", text)
         self.assertIn("Fake GPU 80GB", text)
         self.assertIn("uid 65534 (root dropped)", text)
@@ -597,7 +598,7 @@ class GradeFlowTest(TempDirTest):
         self.assertFalse(any(f"{LAB}_worker" in c[1] for c in self.calls if c[0] == "build"))
         self.assertEqual(self.fake.runs(), [])                             # nothing run
         self.assertEqual(lab.binaries, {})
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("REJECTED by the policy check", text)
         self.assertIn("forbid_imports: cudaMemcpy: the launcher must not copy", text)
 
@@ -624,7 +625,7 @@ class GradeFlowTest(TempDirTest):
         self.assertIn(f"{LAB}/matmul.cu", lab.message)
         self.assertEqual(self.fake.runs(), [])                # nothing run
         self.assertEqual(lab.binaries, {})
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("REJECTED by the policy check", text)
         self.assertIn("executable stack", text)
         self.assertNotIn("build_failed", json.dumps(r.to_dict()))
@@ -652,7 +653,7 @@ class GradeFlowTest(TempDirTest):
                                       f"(tampering?): not run")
         self.assertEqual(lab.points, 0.0)
         self.assertEqual(self.fake.runs(), [])
-        self.assertIn("changed after it was built", report.render(r))
+        self.assertIn("changed after it was built", console_report.render(r))
 
     def test_test_timeout_override(self):
         r = self.run_grade(test_timeout_s=7.5)
@@ -675,7 +676,7 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual([p.status for p in lab.performance], ["not_run"])
         self.assertEqual((r.points, r.max_points), (0.0, 100.0))
         self.assertEqual(self.fake.runs(), [])      # no test or benchmark process was started
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("NOT GRADED ON A GPU", text)
 
     def test_stage_times_without_a_gpu(self):
@@ -692,12 +693,12 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual(d["stages"], r.stages)
         self.assertEqual(set(d["labs"][0]["stages"][0]), {"stage", "seconds"})
         self.assertEqual(GradeResult.from_dict(d).labs[0].stages, r.labs[0].stages)
-        text = report.render(r, times=True)
+        text = console_report.render(r, times=True)
         self.assertRegex(text, r"\n  time          policy \d+\.\d s, build \d+\.\d s; "
                                r"\d+\.\d s in all\n")
         self.assertRegex(text, r"\nTime: configure \d+\.\d s, build: harness \d+\.\d s, GPU "
                                r"probe \d+\.\d s; the whole grading \d+\.\d s\n")
-        self.assertNotIn("time ", report.render(r), "only when asked (not with --quiet)")
+        self.assertNotIn("time ", console_report.render(r), "only when asked (not with --quiet)")
         # a build failure: the stages that ran
         r = self.run_grade(lab_build_ok=False)
         self.assertEqual([s["stage"] for s in r.labs[0].stages],
@@ -712,7 +713,7 @@ class GradeFlowTest(TempDirTest):
                          ["policy: source", "build: student object", "policy: object",
                           "build: worker and judges", "tests: list", "tests: start",
                           "tests: public", "tests: hidden", "tests: exit", "bench: other"])
-        self.assertIn("tests ", report.render(r, times=True))
+        self.assertIn("tests ", console_report.render(r, times=True))
 
     def test_a_grading_waits_for_another_on_its_build_folder(self):
         import threading
@@ -734,8 +735,8 @@ class GradeFlowTest(TempDirTest):
         said = []
         with mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
                 mock.patch.object(build, "build_targets", lambda *a, **k: BuildResult(ok=True)):
-            r = grade.grade(Path("/repo"), self.submission, [cfg()], self.build_dir, seed=1,
-                            notice=said.append)
+            r = grade.grade(Path("/repo"), self.submission, [cfg()], self.build_dir,
+                            grade.GradeOptions(seed=1), notice=said.append)
         self.assertEqual(said, [f"waiting for the other grading of the build folder "
                                 f"{self.build_dir} (pid {os.getpid()}) to finish"])
         self.assertEqual(r.stages[0]["stage"], "wait: build folder")
@@ -771,7 +772,7 @@ class GradeFlowTest(TempDirTest):
         self.assertIsNone(lab.seed)
         self.assertEqual(self.calls, [])             # nothing configured or built
         self.assertEqual(r.points, 0.0)
-        self.assertIn("matmul.cu", report.render(r))
+        self.assertIn("matmul.cu", console_report.render(r))
 
     def test_symlink_to_a_secret_never_shows_its_content(self):
         secret = self.tmp / "instructor-only" / "answers.cu"
@@ -783,7 +784,7 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual((r.status, r.exit_code), ("bad_files", 2))
         self.assertIn("symbolic link", r.labs[0].message)
         self.assertEqual(self.calls, [])
-        out = r.to_json() + report.render(r)
+        out = r.to_json() + console_report.render(r)
         self.assertNotIn(SECRET_TEXT, out)
         self.assertNotIn(str(secret), out)
         self.assertFalse((self.build_dir / "submission" / LAB / "matmul.cu").exists())
@@ -818,7 +819,7 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual([c["objects"] for c in self.policy.calls], [[]])
         self.assertEqual(self.fake.runs(), [])
         self.assertEqual(r.points, 0.0)
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("FAILED", text)
         self.assertIn("expected a", text)
 
@@ -867,7 +868,7 @@ class ReportTest(unittest.TestCase):
                            started="2024-01-01T00:00:00+00:00", seconds=3.5)
 
     def test_render(self):
-        text = report.render(self.result(), "out.json")
+        text = console_report.render(self.result(), "out.json")
         self.assertIn("TOTAL 45.00 / 100", text)
         self.assertIn("(results: out.json)", text)
         self.assertIn("seeds per lab", text)
@@ -885,7 +886,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("TOTAL 45.00 / 100    (results: out.json)", text)
 
     def test_render_no_gpu(self):
-        text = report.render(self.result("no_gpu"))
+        text = console_report.render(self.result("no_gpu"))
         self.assertIn("NOT GRADED ON A GPU: no CUDA GPU: no device", text)
         self.assertNotIn("(results:", text)
 
@@ -895,19 +896,19 @@ class ReportTest(unittest.TestCase):
                                             metric=0.061, metric_lo=0.060, metric_hi=0.062,
                                             band=3, bands=4, target=0.07, floor=0.015,
                                             label="ratio")]
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("0.0610 [0.0600, 0.0620] band 3/4 ratio", text)
         self.assertIn("(target 0.07, floor 0.015)", text)
         r.labs[0].performance = [PerfResult(max_points=20.0, status="failed",
                                             message="output differs from cuBLAS")]
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("benchmark failed", text)
         self.assertIn("[performance] output differs from cuBLAS", text)
 
     def test_many_failures_are_summarised(self):
         r = self.result()
         r.labs[0].groups[0].tests = [TestResult(f"T.f{i}", "failed", f"msg {i}") for i in range(8)]
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("T.f4: FAILED", text)
         self.assertNotIn("T.f5: FAILED", text)
         self.assertIn("and 4 more failing tests", text)   # 3 more in public, 1 crashed in hidden
@@ -915,7 +916,7 @@ class ReportTest(unittest.TestCase):
     def test_long_message_is_clipped(self):
         r = self.result()
         r.labs[0].groups[0].tests[1].message = "\n".join(f"line {i}" for i in range(100))
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("line 29", text)
         self.assertNotIn("line 30\n", text + "\n")
         self.assertIn("[... 70 more lines ...]", text)
@@ -924,7 +925,7 @@ class ReportTest(unittest.TestCase):
         r = self.result()
         lab = r.labs[0]
         lab.status, lab.message, lab.groups, lab.performance = "bad_files", "x is a FIFO", [], []
-        self.assertIn("x is a FIFO", report.render(r))
+        self.assertIn("x is a FIFO", console_report.render(r))
 
     def test_to_json_round_trip(self):
         r = self.result()
@@ -1024,7 +1025,7 @@ class CliTest(TempDirTest):
                 self.assertUsageError(self.grade_args("--seed", seed), "seed", "2**63-1")
 
     def test_seed_limits_are_accepted(self):
-        from grader.cli import seed_arg
+        from grader.grade_args import seed_arg
         self.assertEqual(seed_arg("0"), 0)
         self.assertEqual(seed_arg(str(2**63 - 1)), 2**63 - 1)
 

@@ -15,7 +15,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from grader import cli, reports
+from grader import cli, grade_args, reports
 from grader.tests import html_samples
 
 REPO = Path(__file__).resolve().parents[2]
@@ -200,7 +200,7 @@ class CommandLine(unittest.TestCase):
 
     def test_the_report_options_are_known(self):
         self.assertIn("html", reports.SINGLE)
-        self.assertEqual(cli.flag("class_page"), "--class-page")
+        self.assertEqual(grade_args.flag("class_page"), "--class-page")
 
     def test_without_matplotlib_exit_2_and_one_line(self):
         # A fresh interpreter in which importing matplotlib fails.
@@ -232,8 +232,8 @@ class CommandLine(unittest.TestCase):
             self.assertIn("## Grade", p.stdout)
 
     def test_the_grading_core_does_not_import_matplotlib(self):
-        code = ("import sys; from grader import cli, grade, reports, report, bench, results; "
-                "reports.render('markdown', [('x', results.GradeResult('/s', None, '0'))]); "
+        code = ("import sys; from grader import (cli, grade, reports, console_report, report_text, "
+                "bench, results); reports.render('markdown', [('x', results.GradeResult('/s', None, '0'))]); "
                 "print(sorted(m for m in sys.modules if m.startswith('matplotlib')))")
         p = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                            text=True, timeout=120)

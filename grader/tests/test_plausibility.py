@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from grader import build, grade, report, reports, scoring
+from grader import build, console_report, grade, reports, scoring
 from grader.config import load_lab_config, parse_lab_config
 from grader.errors import GraderError
 from grader.results import BuildResult, GradeResult, LabResult, PerfResult
@@ -262,14 +262,14 @@ class GradeFlowTest(pipeline.TempDirTest):
                 mock.patch.object(build, "build_targets", build_targets), \
                 fakes.use_policy(fakes.FakePolicy()):
             return grade.grade(Path("/repo"), submission, [pipeline.cfg()], build_dir,
-                               seed=1234, run_performance=True, progress=lambda m: None)
+                               grade.GradeOptions(seed=1234), progress=lambda m: None)
 
     def test_ceilings_reach_the_results_and_a_plausible_speed_scores(self):
         r = self.run_grade({"GFLOPS": 3000.0})
         self.assertEqual((r.status, r.exit_code, r.points), ("graded", 0, 90.0))
         self.assertEqual(r.gpu["ceilings"], fakes.FAKE_CEILINGS)
         self.assertFalse(r.implausible)
-        self.assertNotIn("FLAGGED", report.render(r))
+        self.assertNotIn("FLAGGED", console_report.render(r))
 
     def test_implausible_speed_is_flagged_everywhere(self):
         r = self.run_grade({"GFLOPS": 765 * 50900.0, "ratio": 765.0})
@@ -281,7 +281,7 @@ class GradeFlowTest(pipeline.TempDirTest):
         self.assertIs(d["labs"][0]["performance"][0]["implausible"], True)
         self.assertEqual(d["labs"][0]["performance"][0]["points"], 0.0)
 
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("IMPLAUSIBLE: flagged for review", text)
         self.assertIn("[performance] IMPLAUSIBLE: measured 38,938,500 GFLOP/s, above this "
                       "GPU's FP32 peak of 65,900 GFLOP/s", text)
@@ -327,7 +327,7 @@ class GradeFlowTest(pipeline.TempDirTest):
             f"ceilings could not be measured (labkit_gpu_ceilings exited 1:"), r.message)
         self.assertTrue(r.message.endswith("grade again"), r.message)
 
-        text = report.render(r)
+        text = console_report.render(r)
         self.assertIn("not scored: GPU ceilings not measured", text)
         self.assertIn("PERFORMANCE NOT SCORED: performance points withheld", text)
         self.assertIn("[performance] not scored: this GPU's ceilings", text)

@@ -1,4 +1,4 @@
-"""The submission policy (grader/policy.py).
+"""The submission policy (grader/policy/, entered through grader.policy).
 
 First the rules on their own and on canned tool output (fast, no CUDA, no binutils needed):
 the mangled-name reader, the import and definition verdicts, the source-text scan, the
@@ -24,7 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from unittest import mock
 
-from grader import policy
+from grader import policy, runner
+from grader.policy import (compile_commands, demangle, elf_object, object_rules, rules,
+                           source_rules, tools)
 from grader.errors import GraderError
 from grader.policy import PolicyResult, PolicyRules, Violation
 
@@ -50,7 +52,7 @@ NVCC = find_nvcc()
 
 
 def sym(name, demangled=None, kind="U"):
-    return policy._Sym(name=name, kind=kind, demangled=demangled or name)
+    return elf_object.Sym(name=name, kind=kind, demangled=demangled or name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,7 +105,7 @@ class OuterNameTest(unittest.TestCase):
 
 class ImportVerdictTest(unittest.TestCase):
     def verdict(self, name, demangled=None, rules=PolicyRules()):
-        return policy._import_verdict(sym(name, demangled), rules)
+        return object_rules._import_verdict(sym(name, demangled), rules)
 
     def test_legitimate_imports(self):
         for name, demangled in [
@@ -187,7 +189,7 @@ class ImportVerdictTest(unittest.TestCase):
 
     def test_message_names_the_symbol_and_why(self):
         elf = mock.Mock(symbols=[sym("cudaMemcpy"), sym("printf"), sym("x", kind="T")])
-        (v,) = policy._check_imports(elf, PolicyRules())
+        (v,) = object_rules.check_imports(elf, PolicyRules())
         self.assertEqual((v.rule, v.symbol), ("import", "cudaMemcpy"))
         self.assertTrue(v.message.startswith("calls cudaMemcpy, which this lab does not allow: "
                                              "copies must not happen inside the launcher"),
@@ -196,7 +198,7 @@ class ImportVerdictTest(unittest.TestCase):
 
 class DefinitionTest(unittest.TestCase):
     def problem(self, name, demangled=None, kind="T", elf_type="FUNC"):
-        return policy._definition_problem(sym(name, demangled, kind), elf_type)
+        return object_rules._definition_problem(sym(name, demangled, kind), elf_type)
 
     def test_ordinary_definitions_pass(self):
         for name, kind, elf_type in [
@@ -268,12 +270,12 @@ class DefinitionTest(unittest.TestCase):
         elf = mock.Mock(symbols=[sym("write", kind="t"), sym("write", kind="U"),
                                  sym("_ZN6labkit1xE", kind="b"), sym("resolver", kind="i")],
                         elf_symbols=[])
-        self.assertEqual(policy._check_definitions(elf), [])
+        self.assertEqual(object_rules.check_definitions(elf), [])
 
 
 class SourceTextTest(unittest.TestCase):
     def scan(self, text):
-        return [needle for needle, _ in policy._scan_text(text)]
+        return [needle for needle, _ in source_rules._scan_text(text)]
 
     def test_file_directives_are_found_however_spelt(self):
         for text in ['asm(".incbin \\"x\\"");',
@@ -309,13 +311,13 @@ class SourceTextTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             src = Path(tmp) / "k.cu"
             src.write_text('asm(".incbin \\"a\\"");\nasm(".incbin \\"b\\"");\n#embed "c"\n')
-            found = policy._check_source_text(src, None)
+            found = source_rules.check_source_text(src, None)
             self.assertEqual(sorted(v.symbol for v in found), ["#embed", "incbin"])
             self.assertTrue(all(v.rule == "source" and "k.cu contains" in v.message
                                 for v in found))
             # the preprocessed text is scanned too
             src.write_text("ASM(X)\n")
-            (v,) = policy._check_source_text(src, 'asm(".incbin \\"a\\"");')
+            (v,) = source_rules.check_source_text(src, 'asm(".incbin \\"a\\"");')
             self.assertEqual(v.symbol, "incbin")
 
     def test_embed_without_compiling(self):
@@ -334,12 +336,12 @@ class CompileCommandTest(unittest.TestCase):
                '"--generate-code=arch=compute_90,code=[compute_90,sm_90]" -lineinfo -std=c++17 '
                '-MD -MT labs/x.cu.o -MF labs/x.cu.o.d -x cu -c /s/matmul.cu -o labs/x.cu.o')
         entry = {"args": shlex.split(cmd), "directory": "/b", "file": "/s/matmul.cu"}
-        self.assertEqual(policy._base_args(entry), [
+        self.assertEqual(compile_commands.base_args(entry), [
             "/usr/local/cuda/bin/nvcc", "-forward-unknown-to-host-compiler", "-I/r/labs/01",
             "-isystem=/usr/local/cuda/include", "-O3", "-DNDEBUG",
             "--generate-code=arch=compute_90,code=[compute_90,sm_90]", "-lineinfo",
             "-std=c++17", "-x", "cu", "/s/matmul.cu"])
-        self.assertTrue(policy._is_nvcc(entry))
+        self.assertTrue(compile_commands.is_nvcc(entry))
 
     def test_find_entry(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -348,21 +350,21 @@ class CompileCommandTest(unittest.TestCase):
             cc = Path(tmp) / "compile_commands.json"
             commands = [{"directory": tmp, "command": "nvcc -c other.cu", "file": "other.cu"},
                         {"directory": tmp, "arguments": ["nvcc", "-c", "a.cu"], "file": "a.cu"}]
-            entry = policy._find_entry(commands, src, cc)
+            entry = compile_commands.find_entry(commands, src, cc)
             self.assertEqual(entry["args"], ["nvcc", "-c", "a.cu"])
             launched = [{"directory": tmp, "command": "ccache nvcc -c a.cu", "file": str(src)}]
-            self.assertEqual(policy._find_entry(launched, src, cc)["args"], ["nvcc", "-c", "a.cu"])
+            self.assertEqual(compile_commands.find_entry(launched, src, cc)["args"], ["nvcc", "-c", "a.cu"])
             with self.assertRaises(GraderError) as e:
-                policy._find_entry(commands[:1], src, cc)
+                compile_commands.find_entry(commands[:1], src, cc)
             self.assertIn("no compile command", e.exception.message)
             cc.write_text("{not json")
             with self.assertRaises(GraderError):
-                policy._load_compile_commands(cc)
+                compile_commands.load(cc)
 
     def test_parse_deps(self):
         text = ("matmul.o : /s/matmul.cu \\\n    /usr/include/stdc-predef.h \\\n"
                 "    /r/labs/01/matmul.h /path/with\\ space.h \\\n    /a$$b.h\n")
-        self.assertEqual(policy._parse_deps(text), [
+        self.assertEqual(compile_commands.parse_deps(text), [
             "/s/matmul.cu", "/usr/include/stdc-predef.h", "/r/labs/01/matmul.h",
             "/path/with space.h", "/a$b.h"])
 
@@ -380,12 +382,12 @@ class HostPreprocessTest(unittest.TestCase):
                            "__global__ void CAT(ker, nel)(float* p) { *p = 1.0f; }\n")
             entry = {"directory": tmp, "file": str(src),
                      "args": [NVCC, *NVCC_FLAGS, "-x", "cu", "-c", str(src), "-o", "a.o"]}
-            step = policy._nvcc_host_preprocess(entry, str(Path(tmp) / "out.ii"))
+            step = compile_commands.nvcc_host_preprocess(entry, str(Path(tmp) / "out.ii"))
             self.assertIsNotNone(step, "nvcc --dryrun shows no host preprocessing step")
             self.assertIn("-E", step)
             self.assertEqual(step[step.index("-o") + 1], str(Path(tmp) / "out.ii"))
-            with mock.patch.object(policy.runner, "run", wraps=policy.runner.run) as run:
-                text = policy._preprocess_host(entry)
+            with mock.patch.object(runner, "run", wraps=runner.run) as run:
+                text = compile_commands.preprocess_host(entry)
             self.assertNotIn("-cuda", run.call_args_list[-1].args[0])   # the step, not -cuda
             self.assertIn("host_side", text)
             self.assertNotIn("device_side", text)
@@ -397,10 +399,10 @@ class HostPreprocessTest(unittest.TestCase):
                     "#$ gcc -E -x c++ -o a.cpp1.ii",                 # no host step
                     "#$ gcc -E -D__CUDACC__ -o a.cpp4.ii\n#$ gcc -E -D__CUDACC__ -o b.cpp4.ii"):
             with self.subTest(out=out), mock.patch.object(
-                    policy.runner, "run",
-                    return_value=policy.runner.ProcResult(returncode=0, timed_out=False,
+                    runner, "run",
+                    return_value=runner.ProcResult(returncode=0, timed_out=False,
                                                           seconds=0, stdout=out, stderr="")):
-                self.assertIsNone(policy._nvcc_host_preprocess(entry, "/o.ii"))
+                self.assertIsNone(compile_commands.nvcc_host_preprocess(entry, "/o.ii"))
 
 
 class RulesAndReportTest(unittest.TestCase):
@@ -426,7 +428,7 @@ class RulesAndReportTest(unittest.TestCase):
         self.assertIn("passed", PolicyResult(True, [], 0.5).report())
         many = [Violation("import", f"f{i}", f"calls f{i}, which ...") for i in range(13)]
         text = PolicyResult(False, many, 1.0).report()
-        self.assertEqual(len(text.splitlines()), 1 + policy.REPORT_MAX + 1)
+        self.assertEqual(len(text.splitlines()), 1 + rules.REPORT_MAX + 1)
         self.assertIn("[import] calls f0", text)
         self.assertTrue(text.endswith("... and 3 more"), text)
 
@@ -446,9 +448,9 @@ class OddInputTest(unittest.TestCase):
                     self.assertIn(fragment, e.exception.message)
 
     def test_missing_tool_names_binutils(self):
-        with mock.patch.object(policy.shutil, "which", return_value=None):
+        with mock.patch.object(tools.shutil, "which", return_value=None):
             with self.assertRaises(GraderError) as e:
-                policy._tool("nm")
+                tools.tool("nm")
         self.assertIn("binutils", e.exception.message)
 
     def test_object_with_no_symbols(self):
@@ -466,11 +468,11 @@ class OddInputTest(unittest.TestCase):
 def canned_elf(path, nm, readelf, objdump, names):
     outputs = {"nm": nm, "readelf": readelf, "objdump": objdump}
     headers = mock.Mock(sections=[], comdat_sections=lambda: set())
-    with mock.patch.object(policy, "_tool", side_effect=lambda name: name), \
-            mock.patch.object(policy, "_run_tool", side_effect=lambda args, what: outputs[args[0]]), \
-            mock.patch.object(policy, "_demangle", side_effect=lambda n: names), \
-            mock.patch.object(policy, "_elf_headers", return_value=headers):
-        elf = policy._read_object(path)
+    with mock.patch.object(tools, "tool", side_effect=lambda name: name), \
+            mock.patch.object(tools, "run_tool", side_effect=lambda args, what: outputs[args[0]]), \
+            mock.patch.object(demangle, "names", side_effect=lambda n: names), \
+            mock.patch.object(elf_object, "_elf_headers", return_value=headers):
+        elf = elf_object.read_object(path)
     elf.comdat = None          # the canned readelf output has no section groups: not known
     return elf
 
@@ -484,8 +486,8 @@ def load_canned(name, tmp):
 
 
 def run_object_rules(elf, rules=PolicyRules()):
-    return (policy._check_imports(elf, rules) + policy._check_definitions(elf)
-            + policy._check_constructors(elf) + policy._check_syscalls(elf))
+    return (object_rules.check_imports(elf, rules) + object_rules.check_definitions(elf)
+            + object_rules.check_constructors(elf) + object_rules.check_syscalls(elf))
 
 
 class CannedObjectTest(unittest.TestCase):
@@ -527,12 +529,12 @@ class CannedObjectTest(unittest.TestCase):
     def test_second_registration_entry_is_a_constructor(self):
         # Two init_array slots pointing at nvcc's registration: only one is nvcc's.
         elf = load_canned("ctor_attribute", self.tmp.name)
-        sti = next(s for s in elf.elf_symbols if s.name == policy._NVCC_STARTUP)
+        sti = next(s for s in elf.elf_symbols if s.name == object_rules._NVCC_STARTUP)
         section = elf.section_of(sti)
         elf.sections[".init_array"].size = 16
-        elf.relocs[".rela.init_array"] = [policy._Reloc(0, "R_X86_64_64", section, sti.value),
-                                          policy._Reloc(8, "R_X86_64_64", section, sti.value)]
-        found = policy._check_constructors(elf)
+        elf.relocs[".rela.init_array"] = [elf_object.Reloc(0, "R_X86_64_64", section, sti.value),
+                                          elf_object.Reloc(8, "R_X86_64_64", section, sti.value)]
+        found = object_rules.check_constructors(elf)
         self.assertEqual([v.rule for v in found], ["constructor"])
 
     def test_fini_array_and_preinit_are_rejected(self):
@@ -540,8 +542,8 @@ class CannedObjectTest(unittest.TestCase):
         for name, stype in [(".fini_array", "FINI_ARRAY"), (".preinit_array", "PREINIT_ARRAY"),
                             (".ctors", "PROGBITS"), (".init", "PROGBITS")]:
             with self.subTest(name):
-                elf.sections[name] = policy._Section("99", name, stype, 8, "WA")
-                found = policy._check_constructors(elf)
+                elf.sections[name] = elf_object.Section("99", name, stype, 8, "WA")
+                found = object_rules.check_constructors(elf)
                 self.assertTrue(any(v.symbol == name for v in found), found)
                 del elf.sections[name]
 

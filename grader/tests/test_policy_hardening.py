@@ -15,6 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from grader import policy
+from grader.policy import demangle, device, elf_object, object_rules
 from grader.errors import GraderError
 from grader.policy import PolicyRules
 
@@ -22,7 +23,7 @@ GXX = shutil.which("g++")
 
 
 def sym(name, demangled=None, kind="T"):
-    return policy._Sym(name=name, kind=kind, demangled=demangled or name)
+    return elf_object.Sym(name=name, kind=kind, demangled=demangled or name)
 
 
 class TemplateInstanceTest(unittest.TestCase):
@@ -55,7 +56,7 @@ class LibraryDefinitionTest(unittest.TestCase):
                "_ZNKSt5ctypeIcE8do_widenEc": "libstdc++.so.6", "y1": "libm.so.6"}
 
     def problem(self, name, demangled, kind="W", in_comdat=True, elf_type="FUNC"):
-        return policy._definition_problem(sym(name, demangled, kind), elf_type, self.EXPORTS,
+        return object_rules._definition_problem(sym(name, demangled, kind), elf_type, self.EXPORTS,
                                           in_comdat)
 
     def test_exported_non_template_is_refused_weak_or_strong_comdat_or_not(self):
@@ -114,7 +115,7 @@ class LibraryDefinitionTest(unittest.TestCase):
                            "{ return x; } }\ninline int tied(int x) { return x + 1; }\n"
                            "int use(int x) { return tied(x) + std::loose(x); }\n")
             subprocess.run([GXX, "-O0", "-c", str(src), "-o", f"{tmp}/x.o"], check=True)
-            found = policy._check_definitions(policy._read_object(Path(tmp) / "x.o"),
+            found = object_rules.check_definitions(elf_object.read_object(Path(tmp) / "x.o"),
                                               policy.library_exports())
         self.assertEqual([v.symbol for v in found], ["std::loose(int)"])
         self.assertIn("outside a COMDAT group", found[0].message)
@@ -169,13 +170,13 @@ class DeviceFamilyTest(unittest.TestCase):
 """
 
     def test_check_device_code_names_instruction_and_kernel(self):
-        with mock.patch.object(policy, "_read_sass", return_value=self.SASS), \
-                mock.patch.object(policy, "_demangle", side_effect=lambda names: {
+        with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(demangle, "names", side_effect=lambda names: {
                     "_Z11half_kernelPK7__half2S1_PS_i":
                         "half_kernel(__half2 const*, __half2 const*, __half2*, int)",
                     "_Z4gemmPKfS0_Pf": "gemm(float const*, float const*, float*)"}):
-            found = policy._check_device_code(Path("x.o"), policy.DEVICE_FAMILIES)
-            only_tc = policy._check_device_code(Path("x.o"), ("tensor_cores",))
+            found = device.check_device_code(Path("x.o"), policy.DEVICE_FAMILIES)
+            only_tc = device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertEqual([v.symbol for v in found],
                          ["HFMA2.MMA in half_kernel(__half2 const*, __half2 const*, __half2*, int)",
                           "HMMA.16816.F32 in gemm(float const*, float const*, float*)"])
@@ -192,30 +193,30 @@ class DeviceFamilyTest(unittest.TestCase):
             obj = Path(tmp) / "student.o"
             obj.write_bytes(b"object one")
             cache = Path(str(obj) + policy.DEVICE_CACHE_SUFFIX)
-            with mock.patch.object(policy, "_read_sass", return_value=self.SASS) as read, \
-                    mock.patch.object(policy, "_demangle", return_value={}), \
-                    mock.patch.object(policy, "find_cuobjdump", return_value=None):
-                first = policy._check_device_code(obj, policy.DEVICE_FAMILIES)
+            with mock.patch.object(device, "_read_sass", return_value=self.SASS) as read, \
+                    mock.patch.object(demangle, "names", return_value={}), \
+                    mock.patch.object(device, "find_cuobjdump", return_value=None):
+                first = device.check_device_code(obj, policy.DEVICE_FAMILIES)
                 self.assertEqual(read.call_count, 1)
                 self.assertTrue(cache.is_file())
-                self.assertEqual(policy._check_device_code(obj, policy.DEVICE_FAMILIES), first)
+                self.assertEqual(device.check_device_code(obj, policy.DEVICE_FAMILIES), first)
                 self.assertEqual(read.call_count, 1)                   # reused
-                policy._check_device_code(obj, ("tensor_cores",))     # other families
+                device.check_device_code(obj, ("tensor_cores",))     # other families
                 self.assertEqual(read.call_count, 2)
                 obj.write_bytes(b"object two")                          # other bytes
-                policy._check_device_code(obj, ("tensor_cores",))
+                device.check_device_code(obj, ("tensor_cores",))
                 self.assertEqual(read.call_count, 3)
                 # a cache that claims a clean object for other bytes is not believed
                 cache.write_text(json.dumps({"key": "0" * 64, "violations": []}))
-                self.assertEqual(len(policy._check_device_code(obj, ("tensor_cores",))), 1)
+                self.assertEqual(len(device.check_device_code(obj, ("tensor_cores",))), 1)
                 self.assertEqual(read.call_count, 4)
                 # nor one put there as a link
                 cache.unlink()
                 fake = Path(tmp) / "fake.json"
-                fake.write_text(json.dumps({"key": policy._device_cache_key(
+                fake.write_text(json.dumps({"key": device._device_cache_key(
                     obj, ("tensor_cores",)), "violations": []}))
                 cache.symlink_to(fake)
-                self.assertEqual(len(policy._check_device_code(obj, ("tensor_cores",))), 1)
+                self.assertEqual(len(device.check_device_code(obj, ("tensor_cores",))), 1)
                 self.assertEqual(read.call_count, 5)
 
     def test_setting_in_grading_toml(self):
@@ -246,9 +247,9 @@ class CuobjdumpLookupTest(unittest.TestCase):
         return path
 
     def test_missing_fails_closed_naming_the_install_command(self):
-        with mock.patch.object(policy, "find_cuobjdump", return_value=None):
+        with mock.patch.object(device, "find_cuobjdump", return_value=None):
             with self.assertRaises(GraderError) as e:
-                policy._check_device_code(Path("x.o"), ("tensor_cores",))
+                device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertIn("cuobjdump", e.exception.message)
         self.assertIn("install it with: scripts/install-deps", e.exception.message)
 
@@ -259,9 +260,9 @@ class CuobjdumpLookupTest(unittest.TestCase):
         wheel = self.tool(venv / "lib" / "python3.11" / "site-packages" / "nvidia" / "cu13" /
                           "bin" / "cuobjdump")
         which = {"cuobjdump": "/opt/on/path/cuobjdump", "nvcc": str(nvcc)}
-        with mock.patch.object(policy.shutil, "which", side_effect=which.get), \
-                mock.patch.object(policy, "TOOLS_VENV", venv), \
-                mock.patch.object(policy, "_python_site_dirs", return_value=[]):
+        with mock.patch.object(device.shutil, "which", side_effect=which.get), \
+                mock.patch.object(device, "TOOLS_VENV", venv), \
+                mock.patch.object(device, "_python_site_dirs", return_value=[]):
             self.assertEqual(policy.find_cuobjdump(), "/opt/on/path/cuobjdump")
             del which["cuobjdump"]
             self.assertEqual(policy.find_cuobjdump(), str(toolkit))
@@ -281,7 +282,7 @@ class LinkerCodeSectionTest(unittest.TestCase):
                     src.write_text(f'__asm__(".pushsection {name},\\"a\\",@progbits\\n'
                                    f'syscall\\n.popsection");\nint f(void) {{ return 0; }}\n')
                     subprocess.run(["gcc", "-c", str(src), "-o", f"{tmp}/x.o"], check=True)
-                    found = policy._check_syscalls(policy._read_object(Path(tmp) / "x.o"))
+                    found = object_rules.check_syscalls(elf_object.read_object(Path(tmp) / "x.o"))
                     if name == ".rodata.fine":    # read-only data: never executable
                         self.assertEqual(found, [])
                     else:

@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from grader import cli, grade, reports
+from grader import cli, grade, report_text, reports
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
                             PolicyReport, TestResult)
 from grader.tests import fakes
@@ -135,7 +135,7 @@ class GradescopeTest(unittest.TestCase):
         self.assertEqual(d["stdout_visibility"], "hidden")
 
     def test_what_counts_as_a_hidden_group(self):
-        hidden = reports.is_hidden_group
+        hidden = report_text.is_hidden_group
         self.assertTrue(hidden(GroupResult("hidden", "*Anything*", 1)))
         self.assertTrue(hidden(GroupResult("extra", "*MatmulHidden*", 1)))
         self.assertTrue(hidden(GroupResult("races", "*Race*", 1)))

@@ -388,7 +388,7 @@ class Checker:
         # Parse with the grader's own parser, resolve the labs, in the release.
         probe = ("import json, sys\nfrom grader import cli\n"
                  "from grader.config import resolve_labs\n"
-                 "args = cli._parser().parse_args(sys.argv[1:])\n"
+                 "args = cli.parser().parse_args(sys.argv[1:])\n"
                  "labs = resolve_labs(cli.REPO / 'labs', args.labs) if args.command == 'grade' "
                  "else []\n"
                  "print('LABS ' + json.dumps(labs))\n")

@@ -1,56 +1,26 @@
-"""The human-readable report: a score table, then what went wrong and where."""
+"""The console report: a score table, then what went wrong and where (what `python3 -m grader
+grade` prints; the report files are grader/reports.py, the HTML pages grader/html_report.py)."""
 
 from __future__ import annotations
 
-import math
-
-from grader.results import GradeResult, LabResult, PerfResult, stage_totals
+from grader.report_text import PERF_PROBLEMS, implausible_entries, perf_summary, points_text
+from grader.results import GradeResult, LabResult, stage_totals
 
 MAX_FAILURES_SHOWN = 5
 MAX_MESSAGE_LINES = 30
 MAX_WARNINGS_SHOWN = 5
 
-_PERF_STATES = {"gated": "not measured: correctness first", "not_run": "not run",
-                "timeout": "benchmark timed out", "failed": "benchmark failed",
-                "withheld": "not scored: GPU ceilings not measured"}
-IMPLAUSIBLE = "IMPLAUSIBLE: flagged for review"
-# Entry statuses that are a problem to show (with the entry's message).
-PERF_PROBLEMS = ("failed", "timeout", "withheld")
+
+def _score(got: float, most: float) -> str:
+    """The table's points column: '  12.50 / 20'."""
+    return f"{points_text(got):>7} / {most:g}"
 
 
-def _pts(points: float, max_points: float) -> str:
-    return f"{points:7.2f} / {max_points:g}"
-
-
-def _clip(text: str, max_lines: int = MAX_MESSAGE_LINES, indent: str = "      ") -> str:
+def _indented(text: str, max_lines: int = MAX_MESSAGE_LINES, indent: str = "      ") -> str:
     lines = text.rstrip().splitlines() or ["(no message)"]
     if len(lines) > max_lines:
         lines = lines[:max_lines] + [f"[... {len(lines) - max_lines} more lines ...]"]
     return "\n".join(indent + line for line in lines)
-
-
-def _num(x: float, ref: float) -> str:
-    """x with as many decimals as show three significant digits of `ref`."""
-    if not math.isfinite(x):
-        return str(x)
-    if ref == 0 or not math.isfinite(ref):
-        return f"{x:.3g}"
-    decimals = max(0, 2 - math.floor(math.log10(abs(ref))))
-    return f"{x:.{min(decimals, 9)}f}"
-
-
-def perf_summary(p: PerfResult) -> str:
-    """'0.0610 [0.0600, 0.0620] band 3/4 speed / cuBLAS' for a measured entry."""
-    if p.implausible:
-        return IMPLAUSIBLE
-    if p.status != "measured" or p.metric is None:
-        return _PERF_STATES.get(p.status, p.status)
-    text = _num(p.metric, p.metric)
-    if p.metric_lo is not None and p.metric_hi is not None:
-        text += f" [{_num(p.metric_lo, p.metric)}, {_num(p.metric_hi, p.metric)}]"
-    if p.band is not None:
-        text += f" band {p.band}/{p.bands}"
-    return text + (f" {p.label}" if p.label else "")
 
 
 def stage_line(stages: list) -> str:
@@ -69,7 +39,7 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
     out = [f"{lab.lab} - {lab.title}{seed}"]
     if lab.status == "bad_files":
         out.append(f"  {'files':<14}{'REFUSED: see below':<44}")
-        out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
+        out.append(f"  {'lab total':<58}{_score(lab.points, lab.max_points)}")
         return out
     times_row = [f"  {'time':<14}{stage_line(lab.stages)}"] if times and lab.stages else []
     if lab.build is not None:
@@ -86,17 +56,17 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
             desc = f"{g.passed_count}/{len(g.tests)} tests passed"
         else:
             desc = g.note or "not run"
-        out.append(f"  {g.name:<14}{desc:<44}{_pts(g.points, g.max_points)}")
+        out.append(f"  {g.name:<14}{desc:<44}{_score(g.points, g.max_points)}")
     for p in lab.performance:
         name = "performance" if len(lab.performance) == 1 else f"perf {p.name}"
         desc = perf_summary(p)
         if len(name) > 13:
             out.append(f"  {name}")
             name = ""
-        out.append(f"  {name:<14}{desc:<44}{_pts(p.points, p.max_points)}")
+        out.append(f"  {name:<14}{desc:<44}{_score(p.points, p.max_points)}")
         if p.status == "measured":
             out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g})")
-    out.append(f"  {'lab total':<58}{_pts(lab.points, lab.max_points)}")
+    out.append(f"  {'lab total':<58}{_score(lab.points, lab.max_points)}")
     return out + times_row
 
 
@@ -112,15 +82,15 @@ def lab_problems(lab: LabResult) -> list:
     out = []
     if lab.status == "rejected":
         out.append(f"  {lab.lab}: REJECTED by the policy check; nothing of it was run:")
-        out.append(_clip(lab.message, 40))
+        out.append(_indented(lab.message, 40))
     elif lab.status in ("build_failed", "no_gpu", "error", "bad_files") and lab.message:
         out.append(f"  {lab.lab}: {lab.message}")
         if lab.build is not None and not lab.build.ok and lab.build.log:
-            out.append(_clip(lab.build.log, 40, "      "))
+            out.append(_indented(lab.build.log, 40, "      "))
     failures = [(g.name, t) for g in lab.groups for t in g.tests if not t.passed]
     for group_name, t in failures[:MAX_FAILURES_SHOWN]:
         out.append(f"  [{group_name}] {t.name}: {t.status.upper()}")
-        out.append(_clip(t.message))
+        out.append(_indented(t.message))
     if len(failures) > MAX_FAILURES_SHOWN:
         out.append(f"  ... and {len(failures) - MAX_FAILURES_SHOWN} more failing tests "
                    f"(all listed in the results file)")
@@ -135,12 +105,6 @@ def lab_problems(lab: LabResult) -> list:
         out.append(f"  ... and {len(lab.warnings) - MAX_WARNINGS_SHOWN} more notes (in the "
                    f"results file)")
     return out
-
-
-def implausible_entries(result: GradeResult) -> list:
-    """'<lab>: <entry>' for every performance entry measured faster than the GPU can run."""
-    return [f"{lab.lab}: {p.name or p.benchmark}" for lab in result.labs
-            for p in lab.performance if p.implausible]
 
 
 def render(result: GradeResult, output_path: str | None = None, times: bool = False) -> str:
@@ -162,7 +126,7 @@ def render(result: GradeResult, output_path: str | None = None, times: bool = Fa
     problems = [line for lab in result.labs for line in lab_problems(lab)]
     if problems:
         lines += ["What went wrong:"] + problems + [""]
-    lines.append(f"TOTAL {result.points:.2f} / {result.max_points:g}"
+    lines.append(f"TOTAL {points_text(result.points)} / {result.max_points:g}"
                  + (f"    (results: {output_path})" if output_path else ""))
     if result.status == "no_gpu":
         lines.append(f"NOT GRADED ON A GPU: {result.message}. No GPU points were awarded.")

@@ -1,0 +1,42 @@
+"""The tools the policy check runs: binutils (nm, readelf, objdump, c++filt) with a time limit
+and their whole output, and the small text helpers every rule uses."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from grader import runner
+from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
+
+TOOL_TIMEOUT_S = 120        # one nm / readelf / objdump / c++filt call
+COMPILER_TIMEOUT_S = 300    # one preprocessor run of the student's file (nvcc -M, nvcc -cuda)
+TOOL_OUTPUT_CAP = 256 * 1024 * 1024  # keep all of a tool's output: a cut listing could hide a name
+DEFAULT_CUDA_ROOT = "/usr/local/cuda"
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise GraderError(f"'{name}' was not found on PATH: the policy check needs GNU binutils "
+                          f"(Debian/Ubuntu: apt-get install binutils)", EXIT_USAGE)
+    return path
+
+
+def run_tool(args: list, what: str) -> str:
+    proc = runner.run(args, TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env={"LC_ALL": "C"})
+    if proc.timed_out:
+        raise GraderError(f"policy check: {what} did not finish within {TOOL_TIMEOUT_S} s",
+                          EXIT_INTERNAL)
+    if proc.returncode != 0:
+        raise GraderError(f"policy check: {what} failed: {proc.stderr.strip()[:500]}",
+                          EXIT_INTERNAL)
+    return proc.stdout
+
+
+def real(path) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def short(text: str, limit: int = 140) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -1,0 +1,141 @@
+"""What every report says the same way: the console report (grader/console_report.py), the
+report files (grader/reports.py: Gradescope, JUnit, Markdown, CSV) and the HTML pages
+(grader/html_report.py) take their wording, numbers and text clean-up from here, and this
+module imports none of them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from grader.results import GradeResult, GroupResult, LabResult, PerfResult
+
+# A performance entry's status in words, when it has no measured metric to show.
+PERF_STATES = {"gated": "not measured: correctness first", "not_run": "not run",
+               "timeout": "benchmark timed out", "failed": "benchmark failed",
+               "withheld": "not scored: GPU ceilings not measured"}
+IMPLAUSIBLE = "IMPLAUSIBLE: flagged for review"
+# Entry statuses that are a problem to show (with the entry's message).
+PERF_PROBLEMS = ("failed", "timeout", "withheld")
+# Lab statuses that leave nothing to show per test: one failing entry carries the message.
+FAILED_LAB = {"build_failed": "build", "rejected": "policy check", "bad_files": "submitted files",
+              "no_gpu": "GPU", "error": "grading"}
+# The same in words, for summaries.
+STATUS_TEXT = {"build_failed": "did not build", "rejected": "rejected by the policy check",
+               "bad_files": "files refused", "no_gpu": "not run: no GPU",
+               "error": "not graded: error"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Numbers
+
+def points_text(x: float) -> str:
+    """Points as every report shows them: two decimals ('12.50')."""
+    return f"{x:.2f}"
+
+
+def finite(x) -> bool:
+    """A real number, finite: not None, a bool, a string, nan or inf (a results file read back
+    may hold any of them where a number belongs)."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def num(x: float, ref: float) -> str:
+    """x with as many decimals as show three significant digits of `ref`."""
+    if not math.isfinite(x):
+        return str(x)
+    if ref == 0 or not math.isfinite(ref):
+        return f"{x:.3g}"
+    decimals = max(0, 2 - math.floor(math.log10(abs(ref))))
+    return f"{x:.{min(decimals, 9)}f}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Results in words
+
+def is_hidden_group(group: GroupResult) -> bool:
+    """A group of hidden tests: named 'hidden' (or 'races', the graded race checks), or whose
+    filter selects hidden tests (a 'Hidden' in its positive patterns, before any '-')."""
+    name = group.name.lower()
+    positive = group.filter.split("-", 1)[0].lower()
+    return "hidden" in name or name in ("races", "race") or "hidden" in positive
+
+
+def perf_name(lab: LabResult, p: PerfResult) -> str:
+    return p.name or p.benchmark or "performance"
+
+
+def perf_summary(p: PerfResult) -> str:
+    """'0.0610 [0.0600, 0.0620] band 3/4 speed / cuBLAS' for a measured entry."""
+    if p.implausible:
+        return IMPLAUSIBLE
+    if p.status != "measured" or p.metric is None:
+        return PERF_STATES.get(p.status, p.status)
+    text = num(p.metric, p.metric)
+    if p.metric_lo is not None and p.metric_hi is not None:
+        text += f" [{num(p.metric_lo, p.metric)}, {num(p.metric_hi, p.metric)}]"
+    if p.band is not None:
+        text += f" band {p.band}/{p.bands}"
+    return text + (f" {p.label}" if p.label else "")
+
+
+def lab_message(lab: LabResult) -> str:
+    """What a lab that was not graded reports: its message, and the compiler's log."""
+    text = lab.message.strip()
+    if lab.build is not None and not lab.build.ok and lab.build.log.strip():
+        log = lab.build.log.strip()
+        if log not in text:
+            text = f"{text}\n\n{log}" if text else log
+    if lab.status == "no_gpu" and not text:
+        text = "no CUDA GPU: nothing was run and no points were awarded"
+    return text or f"{lab.status}: no message recorded"
+
+
+def implausible_entries(result: GradeResult) -> list:
+    """'<lab>: <entry>' for every performance entry measured faster than the GPU can run."""
+    return [f"{lab.lab}: {p.name or p.benchmark}" for lab in result.labs
+            for p in lab.performance if p.implausible]
+
+
+def flagged_text(result: GradeResult) -> str:
+    """The plausibility flag in words ('' when nothing is flagged)."""
+    flagged = implausible_entries(result)
+    if not flagged:
+        return ""
+    return (f"{', '.join(flagged)} measured faster than this GPU can run (above its ceilings "
+            f"measured in this grading): not a possible result, no points for "
+            f"{'it' if len(flagged) == 1 else 'them'}")
+
+
+def withheld(result: GradeResult) -> bool:
+    """Performance points withheld: the GPU's ceilings were not measured (result.message)."""
+    return any(p.status == "withheld" for lab in result.labs for p in lab.performance)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text
+
+_BAD_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
+
+
+def clean_text(text) -> str:
+    """Text safe for XML 1.0 and UTF-8: control characters (other than tab, newline, carriage
+    return) and lone surrogates become visible escapes such as \\x1b."""
+    return _BAD_XML_CHARS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                              else f"\\u{ord(m.group()):04x}", str(text))
+
+
+def clip(text: str, max_lines: int, max_chars: int) -> str:
+    """At most `max_lines` lines and about `max_chars` characters, saying how much was cut."""
+    text = text.rstrip()
+    lines = text.splitlines()
+    cut = ""
+    if len(lines) > max_lines:
+        cut = f"[... {len(lines) - max_lines} more lines]"
+        lines = lines[:max_lines]
+    text = "\n".join(lines)
+    if len(text) > max_chars:
+        cut = f"[... {len(text) - max_chars} more characters]" + (f" {cut}" if cut else "")
+        text = text[:max_chars]
+    return f"{text}\n{cut}" if cut else text
