@@ -128,6 +128,12 @@ def load_corpus(labs: list, names: list | None = None) -> list:
                     errors.append(f"{where}: max_ratio needs build = \"ok\" (nothing is "
                                   f"benchmarked otherwise)")
             cases.append(Case(lab, name, spec))
+        # --repeat-check re-grades these: at least one partial score per lab must hold still.
+        if table and not any(spec.get("repeat") and "partial" in (spec.get("correctness"),
+                                                                 spec.get("performance"))
+                             for spec in table.values() if isinstance(spec, dict)):
+            errors.append(f"{lab}: no case with a partial verdict has repeat = true "
+                          f"(--repeat-check must re-grade one per lab)")
     if errors:
         raise SystemExit("tests/submissions is inconsistent:\n  " + "\n  ".join(errors))
     if names:
