@@ -436,6 +436,20 @@ def use_policy(module):
     return mock.patch.dict(sys.modules, {"grader.policy": module})
 
 
+def run_cli(argv) -> tuple:
+    """(exit status, stdout, stderr) of `python3 -m grader ARGV...`, run in this process with a
+    FakePolicy standing for grader.policy."""
+    import contextlib
+    import io
+
+    from grader import cli
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
+            use_policy(FakePolicy()):
+        code = cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
 def real_or_fake_policy():
     """grader.policy when it exists (someone else writes it), else a FakePolicy."""
     try:
@@ -446,5 +460,5 @@ def real_or_fake_policy():
 
 __all__ = ["write_executable", "fake_judge", "fake_bench", "fake_worker", "fake_gpu_info",
            "fake_gpu_ceilings", "FAKE_CEILINGS",
-           "read_log", "write_manifest", "FakePolicy", "FakeViolation", "use_policy",
+           "read_log", "write_manifest", "FakePolicy", "FakeViolation", "use_policy", "run_cli",
            "real_or_fake_policy", "FAIL_MESSAGE", "SKIP_LINE", "ERROR_MESSAGE", "WORKER_EVENT"]

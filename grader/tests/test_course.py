@@ -1,9 +1,7 @@
 """course.toml (grader/course.py): the one place an instructor says where a student without a
 GPU gets a graded run, and the grader's no-GPU output that shows it."""
 
-import contextlib
 import copy
-import io
 import tempfile
 import unittest
 from pathlib import Path
@@ -64,11 +62,7 @@ class NoGpuHintTest(unittest.TestCase):
         self.tmp = Path(self._tmp.name)
 
     def main(self, argv):
-        err, out = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
-                fakes.use_policy(fakes.FakePolicy()):
-            code = cli.main([str(a) for a in argv])
-        return code, out.getvalue(), err.getvalue()
+        return fakes.run_cli(argv)
 
     def grade_args(self):
         sub = self.tmp / "sub"

@@ -6,7 +6,6 @@ Results are built here as GradeResult objects, and read back from the JSON that
 GradeResult.to_json() writes, as `report` reads a real results file.
 """
 
-import contextlib
 import copy
 import csv
 import io
@@ -17,7 +16,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from grader import cli, grade, report_text, reports
+from grader import grade, report_text, reports
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
                             PolicyReport, TestResult)
 from grader.tests import fakes
@@ -505,11 +504,7 @@ class CliTest(unittest.TestCase):
         self.tmp = Path(self._tmp.name)
 
     def main(self, argv):
-        err, out = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
-                fakes.use_policy(fakes.FakePolicy()):
-            code = cli.main([str(a) for a in argv])
-        return code, out.getvalue(), err.getvalue()
+        return fakes.run_cli(argv)
 
     def results_file(self, result=None, name="r.json") -> Path:
         path = self.tmp / name

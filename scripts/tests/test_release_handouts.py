@@ -38,8 +38,6 @@ in the module's last line of output.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -52,19 +50,7 @@ import time
 import unittest
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "export-release"
-REPO = SCRIPT.parents[1]
-
-
-def load_script():
-    loader = importlib.machinery.SourceFileLoader("export_release", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("export_release", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-er = load_script()
+from test_export_release import REPO, er  # export-release, loaded as a module
 
 # Placeholders a handout writes in a command, and what the test puts in their place.
 PLACEHOLDERS = {"<seed>": "1234"}
