@@ -137,6 +137,8 @@ class SharedBuffers {
       } else if (spec.source == protocol::Source::kUniformI32) {
         fill_uniform_i32(reinterpret_cast<int32_t*>(data(b)), spec.count, bs,
                          static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
+      } else if (spec.source == protocol::Source::kReduceF32) {
+        fill_reduce_f32(reinterpret_cast<float*>(data(b)), spec.count, bs, s);
       }
     }
   }
@@ -184,6 +186,8 @@ class SharedBuffers {
       } else if (spec.source == protocol::Source::kUniformI32) {
         changed = count_not_uniform_i32(reinterpret_cast<const int32_t*>(data(b)), spec.count,
                                         bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
+      } else if (spec.source == protocol::Source::kReduceF32) {
+        changed = count_not_reduce_f32(reinterpret_cast<const float*>(data(b)), spec.count, bs, s);
       }
       if (changed > 0) {
         problems += "it changed its input " + spec.name + " (" + std::to_string(changed) + " of " +

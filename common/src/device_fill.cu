@@ -1,6 +1,7 @@
 #include "labkit/device_fill.hpp"
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/ops/reduce_dist.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit {
@@ -39,6 +40,51 @@ __global__ void abs_f32_kernel(float* data, size_t count) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     data[i] = fabsf(data[i]);
+  }
+}
+
+__global__ void reduce_f32_kernel(float* out, labkit::ops::reduce::ReduceDist d) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = labkit::ops::reduce::reduce_value(d, i);
+  }
+}
+
+__global__ void count_not_reduce_f32_kernel(const float* a, labkit::ops::reduce::ReduceDist d,
+                                            unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::reduce::reduce_value(d, i));
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+// Sum and sum of |x| in double: per thread, then per block (shared memory tree), then one
+// double atomicAdd per block; the order of the atomics changes the result by far less than a
+// float's rounding.
+__global__ void sum_abs_f64_kernel(const float* x, size_t count, double* out) {
+  __shared__ double sums[kThreads], abs_sums[kThreads];
+  double s = 0, a = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const double v = x[i];
+    s += v;
+    a += fabs(v);
+  }
+  sums[threadIdx.x] = s;
+  abs_sums[threadIdx.x] = a;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      sums[threadIdx.x] += sums[threadIdx.x + half];
+      abs_sums[threadIdx.x] += abs_sums[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    atomicAdd(&out[0], sums[0]);
+    atomicAdd(&out[1], abs_sums[0]);
   }
 }
 
@@ -139,6 +185,38 @@ void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stre
   pattern32_kernel<<<blocks_for(words), kThreads, 0, stream>>>(static_cast<uint32_t*>(out), words,
                                                                pattern);
   LABKIT_CHECK_LAUNCH();
+}
+
+void fill_reduce_f32(float* out, size_t count, uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return;
+  const auto d = ops::reduce::make_reduce_dist(seed, count);
+  reduce_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, d);
+  LABKIT_CHECK_LAUNCH();
+}
+
+uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return 0;
+  const auto d = ops::reduce::make_reduce_dist(seed, count);
+  return count_on_device(stream, [&](unsigned long long* differ) {
+    count_not_reduce_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
+  });
+}
+
+SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
+  SumAbs r;
+  if (count == 0) return r;
+  double* d = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&d, 2 * sizeof(double), stream));
+  CUDA_CHECK(cudaMemsetAsync(d, 0, 2 * sizeof(double), stream));
+  sum_abs_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d);
+  LABKIT_CHECK_LAUNCH();
+  double host[2] = {0, 0};
+  CUDA_CHECK(cudaMemcpyAsync(host, d, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaFreeAsync(d, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  r.sum = host[0];
+  r.abs_sum = host[1];
+  return r;
 }
 
 void abs_f32(float* data, size_t count, cudaStream_t stream) {

@@ -16,6 +16,16 @@ void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int
                       cudaStream_t stream);
 // Writes `pattern` to every aligned 32-bit word of [out, out + bytes); bytes % 4 == 0.
 void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stream);
+// The reduce family's float inputs (labkit/ops/reduce_dist.hpp), n = count, from `seed`.
+void fill_reduce_f32(float* out, size_t count, uint64_t seed, cudaStream_t stream);
+// How many elements differ from what fill_reduce_f32 wrote with these arguments; synchronises.
+uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaStream_t stream);
+// The sum of x[0..count) and of |x|, in double (a float sum's reference); synchronises.
+struct SumAbs {
+  double sum = 0;
+  double abs_sum = 0;
+};
+SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch

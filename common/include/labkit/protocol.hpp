@@ -43,6 +43,8 @@ enum class Source : uint32_t {
   kArena = 0,        // bytes written by the judge into the arena
   kUniformF32 = 1,   // benchmark: fresh per call, labkit::uniform_f32(seed, i, lo, hi) on device
   kUniformI32 = 2,   // benchmark: fresh per call, labkit::uniform_i32(seed, i, lo, hi) on device
+  kReduceF32 = 3,    // benchmark: fresh per call, the reduce family's float inputs
+                     // (labkit/ops/reduce_dist.hpp, n = the buffer's count) on device
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)

@@ -81,7 +81,8 @@ const Generated& generated(const Case& c) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
     Bytes in, garbage;
     if (c.dtype == DType::kF32) {
-      in = generate<float>(c.n, [seed](size_t i) { return uniform_f32(seed, i, 0.5f, 1.5f); });
+      const ReduceDist dist = make_reduce_dist(seed, c.n);
+      in = generate<float>(c.n, [dist](size_t i) { return reduce_value(dist, i); });
       garbage = generate<float>(c.workspace, [seed](size_t i) {
         return uniform_f32(seed ^ 0x5A5A5A5Aull, i, 100.0f, 1000.0f);
       });

@@ -15,8 +15,6 @@
 namespace labkit::ops::reduce {
 namespace {
 
-constexpr float kLo = 0.5f, kHi = 1.5f;  // positive: sum |x| is the sum itself
-
 class CubSum : public bench::Baseline {
  public:
   explicit CubSum(size_t n) : n_(n), in_(n), out_(1) {
@@ -25,21 +23,20 @@ class CubSum : public bench::Baseline {
   }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_uniform_f32(in_.get(), n_, protocol::buffer_seed(seed, 0), kLo, kHi, s);
+    fill_reduce_f32(in_.get(), n_, protocol::buffer_seed(seed, 0), s);
   }
 
   void run(cudaStream_t s) override {
     CUDA_CHECK(cub::DeviceReduce::Sum(temp_.get(), temp_bytes_, in_.get(), out_.get(), n_, s));
   }
 
+  // The student's sum against this call's inputs summed in double, with the tests' bound.
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
-    CUDA_CHECK(cudaStreamSynchronize(s));
-    const double base = out_.download()[0];
     if (outputs.size() < 2 || outputs[1].size() != sizeof(float)) return "out has the wrong size";
-    // Both sums carry float rounding: twice the test bound, around CUB's sum.
-    const double bound = 2 * kReduceBoundC * std::sqrt(static_cast<double>(n_)) *
-                         std::ldexp(1.0, -24) * std::fabs(base);
-    const CompareResult r = compare_vector(observe(outputs[1], labkit::DType::kF32), {base},
+    const SumAbs ref = sum_abs_f64(in_.get(), n_, s);
+    const double bound = kReduceBoundC * std::sqrt(static_cast<double>(n_)) *
+                         std::ldexp(1.0, -24) * ref.abs_sum;
+    const CompareResult r = compare_vector(observe(outputs[1], labkit::DType::kF32), {ref.sum},
                                            {bound}, VectorLayout{1, 1, {}, "out"});
     return r.ok() ? "" : r.report();
   }
@@ -64,7 +61,7 @@ bench::Spec benchmark(const std::string& variant, size_t n, size_t workspace) {
   Bytes garbage_bytes(workspace * sizeof(float));
   std::memcpy(garbage_bytes.data(), garbage.data(), garbage_bytes.size());
   s.call.buffers = {
-      {"in", protocol::Role::kInput, 4, n, {n}, protocol::Source::kUniformF32, kLo, kHi},
+      {"in", protocol::Role::kInput, 4, n, {n}, protocol::Source::kReduceF32, 0, 0},
       {"out", protocol::Role::kOutput, 4, 1, {1}},
       {"workspace", protocol::Role::kInOut, 4, workspace, {workspace}}};
   s.call.inputs = {{{}, {}, std::move(garbage_bytes)}};

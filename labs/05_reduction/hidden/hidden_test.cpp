@@ -6,6 +6,9 @@
 //     elements per thread (the tail), several levels of partial sums
 //   16777223, 268435457: many blocks, 2^28 + 1 in ints (exact: a lost tail or a partial
 //     summed twice shows, where the float bound would hide it)
+//   268435456 floats: the benchmark's size, with the tests' bound, so that a path taken only at
+//     the benchmark's size is checked like every other (labkit/ops/reduce_dist.hpp: a lost
+//     planted element, a sample or a stale sum fails there as anywhere)
 //   repeat: three calls on the same buffers, fresh inputs, fresh garbage in the workspace
 //   races: compute-sanitizer racecheck on a small int sum (a missing barrier often still
 //     gives the right sum, so the result alone does not show it)
@@ -44,6 +47,13 @@ INSTANTIATE_TEST_SUITE_P(Large, ReduceHidden,
                          ::testing::Combine(::testing::ValuesIn(lab05::kVariants),
                                             ::testing::Values(DType::kI32),
                                             ::testing::Values((size_t{1} << 28) + 1)),
+                         lab05::param_name);
+
+// 2^28 floats: the graded benchmark's size.
+INSTANTIATE_TEST_SUITE_P(BenchScale, ReduceHidden,
+                         ::testing::Combine(::testing::ValuesIn(lab05::kVariants),
+                                            ::testing::Values(DType::kF32),
+                                            ::testing::Values(size_t{1} << 28)),
                          lab05::param_name);
 
 class ReduceHiddenRepeat : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};

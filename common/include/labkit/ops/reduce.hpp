@@ -1,8 +1,11 @@
 // The reduce op family, judge side (lab 05): out[0] = sum of in[0..n), float or int.
-// Inputs are positive (floats in [0.5, 1.5), ints in [1, 4]: a kernel that writes 0 is wrong
-// at every n, and int sums of 2^28 + 1 elements fit in an int); the workspace is filled with
-// garbage before every call (a kernel that relies on its contents is wrong). Int sums must be
-// exact; float sums are within 4 * sqrt(n) * 2^-24 * sum|x| of the double reference.
+// Float inputs are signed, with a random scale, offset and per-segment shift per call and a few
+// large values planted at random positions (labkit/ops/reduce_dist.hpp): no sum can be
+// predicted, sampled or reused from another call. Ints are in [1, 4] (a kernel that writes 0 is
+// wrong at every n, and int sums of 2^28 + 1 elements fit in an int). The workspace is filled
+// with garbage before every call (a kernel that relies on its contents is wrong). Int sums must
+// be exact; float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of the double
+// reference, in tests and benchmarks alike.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +14,13 @@
 #include <gtest/gtest.h>
 
 #include "labkit/check.hpp"
+#include "labkit/ops/reduce_dist.hpp"
 
 namespace labkit::ops::reduce {
 
 enum class DType { kF32 = 0, kI32 = 1 };
 const char* dtype_name(DType d);  // "f32", "i32"
 
-inline constexpr double kReduceBoundC = 4.0;
 
 struct Case {
   size_t n = 1;
