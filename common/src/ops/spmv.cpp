@@ -1,5 +1,6 @@
 #include "labkit/ops/spmv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -33,7 +34,8 @@ std::string length_class(int64_t len) {
 }
 
 double row_bound(int64_t len, double abs_sum) {
-  return kSpmvBoundC * static_cast<double>(len) * std::ldexp(1.0, -24) * abs_sum;
+  const double n = static_cast<double>(len);
+  return std::min(kSpmvBoundC * n, kSpmvWalkC * std::sqrt(n)) * std::ldexp(1.0, -24) * abs_sum;
 }
 
 CheckSpec spec(const std::string& variant, const Case& c) {

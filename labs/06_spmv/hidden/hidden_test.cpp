@@ -14,6 +14,8 @@
 //   unsorted, duplicates: any column order, repeated entries add up
 //   rows_past_2p26: 2^26 + 2^20 rows: a warp-per-row thread number computed in int wraps
 //   uniform_2p22_len32: 2^27 entries (the benchmark's size)
+//   laplacian_bench, denserow_bench: the benchmark's Laplacian and dense-row classes at its
+//     size, drawn from the seed (grid size, dense row's place), columns in random order
 //   repeat: three calls on the same buffers, fresh values, x and workspace garbage each
 //   matrix market: every *.mtx in hidden/matrices/ (the instructor's real matrices)
 // Every matrix here has rows whose x[row] differs from x[col] and values whose mean is not 0,
@@ -76,6 +78,14 @@ INSTANTIATE_TEST_SUITE_P(Rows2p26, SpmvHiddenLarge,
 INSTANTIATE_TEST_SUITE_P(Nnz2p27, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
                                             ::testing::Values(std::string("uniform_2p22_len32"))),
+                         lab06::param_name);
+INSTANTIATE_TEST_SUITE_P(BenchScaleLaplacian, SpmvHiddenLarge,
+                         ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
+                                            ::testing::Values(std::string("laplacian_bench"))),
+                         lab06::param_name);
+INSTANTIATE_TEST_SUITE_P(BenchScaleDenseRow, SpmvHiddenLarge,
+                         ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
+                                            ::testing::Values(std::string("denserow_bench"))),
                          lab06::param_name);
 
 class SpmvHiddenRepeat : public ::testing::TestWithParam<lab06::Param> {};

@@ -86,6 +86,21 @@ inline const std::vector<MatrixDef>& matrices() {
       // 2^27 entries: half a gigabyte of col_idx.
       {"uniform_2p22_len32", "uniform 4194304 x 4194304, 32 entries per row",
        [](uint64_t s) { return sp::uniform_random(1 << 22, 1 << 22, 32, 32, s); }},
+      // The benchmark's other classes at its size, drawn from the seed, columns in any order: a
+      // path taken only at the benchmark's size, or one that assumes the sorted stencil or a
+      // dense row holding columns 0..cols-1 in order, is checked here with the tests' bound.
+      {"laplacian_bench", "the 2D 5-point Laplacian of a grid of about 2048 x 2048, columns in random order",
+       [](uint64_t s) {
+         return sp::shuffled_within_rows(
+             sp::laplacian_2d(2048 - static_cast<int32_t>(s % 64), 2048 - static_cast<int32_t>((s >> 8) % 64)),
+             s + 1);
+       }},
+      {"denserow_bench", "4194304 x 4194304, 1-16 per row, one row holding every column, in random order",
+       [](uint64_t s) {
+         const int32_t n = 1 << 22;
+         return sp::shuffled_within_rows(
+             sp::one_dense_row(n, n, 1, 16, static_cast<int32_t>(s % n), n, s), s + 1);
+       }},
   };
   return all;
 }
@@ -93,7 +108,8 @@ inline const std::vector<MatrixDef>& matrices() {
 // The matrix called `name` drawn from `seed`, made once per judge process. The large ones
 // (hundreds of megabytes) are kept one at a time.
 inline bool is_large(const std::string& name) {
-  return name == "rows_past_2p26" || name == "uniform_2p22_len32";
+  return name == "rows_past_2p26" || name == "uniform_2p22_len32" || name == "laplacian_bench" ||
+         name == "denserow_bench";
 }
 
 inline std::shared_ptr<const sp::Csr> matrix(const std::string& name, uint64_t seed,
