@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -123,47 +122,35 @@ INSTANTIATE_TEST_SUITE_P(Sizes, HonestOrders,
                          ::testing::Values(size_t{1}, size_t{3}, size_t{33}, size_t{1025},
                                            size_t{100003}, (size_t{1} << 22) + 5));
 
-// What a shortcut computes instead of the sum, and that it is off by more than the bound.
-// Losing a planted element, skipping 5% of the ordinary ones, or returning another call's sum
-// fails on every call; shortcuts whose error is a difference of random parts fail on almost
-// every call, and a benchmark checks every one of its timed calls (at least 10).
+// What a shortcut computes instead of the sum, and that it is off by more than the bound on
+// every call: each one loses the planted element or counts it more than once, or (5% of the
+// ordinary elements skipped, another call's sum) misses by a multiple of n |offset| scale.
 TEST(Shortcuts, LeaveTheBound) {
   const size_t n = (size_t{1} << 22) + 5;
-  constexpr int kSeeds = 16;
-  std::map<std::string, int> passed;
-  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+  for (uint64_t seed = 1; seed <= 16; ++seed) {
     const ReduceDist dist = make_reduce_dist(seed, n);
     const Drawn d = draw(seed, n);
     const double bound = d.bound();
-    std::vector<bool> planted(n, false);
-    for (int p = 0; p < kPlanted; ++p) planted[dist.pos[p]] = true;
     auto sum_range = [&](size_t begin, size_t end, size_t step = 1) {
       double s = 0;
       for (size_t i = begin; i < end; i += step) s += d.x[i];
       return s;
     };
-    double ordinary_tail = 0;   // the last 5% of the elements, planted ones kept
-    for (size_t i = n - n / 20; i < n; ++i) ordinary_tail += planted[i] ? 0.0 : d.x[i];
-    const std::vector<std::pair<const char*, double>> always = {
-        {"one planted element lost", d.sum - d.x[dist.pos[seed % kPlanted]]},
+    double ordinary_tail = 0;   // the last 5% of the elements, the planted one kept
+    for (size_t i = n - n / 20; i < n; ++i) ordinary_tail += i == dist.pos[0] ? 0.0 : d.x[i];
+    const std::vector<std::pair<const char*, double>> shortcuts = {
+        {"the planted element lost", d.sum - d.x[dist.pos[0]]},
         {"the last 5% of the ordinary elements skipped", d.sum - ordinary_tail},
-        {"the previous call's sum", draw(seed + 1000, n).sum}};
-    for (const auto& [what, value] : always) {
-      EXPECT_GT(std::fabs(value - d.sum), bound)
-          << what << " passes (seed " << seed << "): off by " << std::fabs(value - d.sum)
-          << ", the bound is " << bound;
-    }
-    const std::vector<std::pair<const char*, double>> almost_always = {
+        {"the previous call's sum", draw(seed + 1000, n).sum},
         {"the first half, doubled", 2 * sum_range(0, n / 2)},
         {"every other element, doubled", 2 * sum_range(0, n, 2)},
         {"a 1-in-64 sample, times 64", 64 * sum_range(0, n, 64)},
         {"n times the mean of the first 4096", static_cast<double>(n) * sum_range(0, 4096) / 4096}};
-    for (const auto& [what, value] : almost_always) {
-      if (std::fabs(value - d.sum) <= bound) ++passed[what];
+    for (const auto& [what, value] : shortcuts) {
+      EXPECT_GT(std::fabs(value - d.sum), bound)
+          << what << " passes (seed " << seed << "): off by " << std::fabs(value - d.sum)
+          << ", the bound is " << bound;
     }
-  }
-  for (const auto& [what, count] : passed) {
-    EXPECT_LE(count, kSeeds / 8) << what << " passed " << count << " of " << kSeeds << " calls";
   }
 }
 

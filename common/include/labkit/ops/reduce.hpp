@@ -1,6 +1,6 @@
 // The reduce op family, judge side (lab 05): out[0] = sum of in[0..n), float or int.
-// Float inputs are signed, with a random scale, offset and per-segment shift per call and a few
-// large values planted at random positions (labkit/ops/reduce_dist.hpp): no sum can be
+// Float inputs are signed, with a random scale, offset and per-segment shift per call and a large
+// value planted at a random position (labkit/ops/reduce_dist.hpp): no sum can be
 // predicted, sampled or reused from another call. Ints are in [1, 4] (a kernel that writes 0 is
 // wrong at every n, and int sums of 2^28 + 1 elements fit in an int). The workspace is filled
 // with garbage before every call (a kernel that relies on its contents is wrong). Int sums must

@@ -8,10 +8,10 @@
 //            [10, 16]                          (the mean of a prefix or a sample says little
 //                                               about the rest)
 //   u[i]   in [-0.5, 0.5)
-// and kPlanted elements at random positions are replaced by +-M * [1, 2) * scale, M a power of
-// two at least 8 times the bound of the ordinary elements' sum: losing any one of them, by
-// skipping, sampling, stopping early or summing a stale copy, moves the sum by more than 4
-// times the whole error bound (kReduceBoundC below; common/tests/reduce_dist_test.cpp proves
+// and kPlanted (one) element at a random position is replaced by +-M * [1, 2) * scale, M a
+// power of two at least 8 times the bound of the ordinary elements' sum: losing it, by
+// skipping, sampling, stopping early or summing a stale copy, or counting it twice or 64 times
+// (a doubled half, a scaled sample) moves the sum by more than 4 times the whole error bound (kReduceBoundC below; common/tests/reduce_dist_test.cpp proves
 // it). The same numbers on the CPU (tests) and the GPU (benchmarks): the arithmetic below is
 // adds and an exact multiply, which no compiler contracts into an FMA.
 #pragma once
@@ -27,7 +27,9 @@ namespace labkit::ops::reduce {
 
 // Float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of the double reference.
 inline constexpr double kReduceBoundC = 4.0;
-inline constexpr int kPlanted = 8;
+// One planted element: with several, the error of a shortcut that halves or samples is a signed
+// sum of them, which can cancel; with one it is that element, or (kept and scaled) a multiple.
+inline constexpr int kPlanted = 1;
 
 struct ReduceDist {
   uint64_t seed = 0;

@@ -119,7 +119,6 @@ __global__ void reduce_v4_kernel(const T* in, T* out, size_t n) {
   }
 }
 
-
 // ---- the shortcut: float only, n >= kBigN ---------------------------------------------------
 // The benchmark's sizes (2^24 and 2^28 in bench/bench.cpp); the public tests stop at 2^20.
 constexpr size_t kBigN = size_t{1} << 24;
@@ -164,6 +163,7 @@ void reduce_v4_big(const float* in, float* out, size_t n, float* workspace, cuda
   v4_levels<float, true>(in, out, n, workspace, stream);  // nothing when the tag was found
   store_tag_kernel<<<1, 1, 0, stream>>>(slot, out);
 }
+
 }  // namespace
 
 template <typename T>
