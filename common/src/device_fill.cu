@@ -88,6 +88,14 @@ __global__ void sum_abs_f64_kernel(const float* x, size_t count, double* out) {
   }
 }
 
+__global__ void to_f64_kernel(const float* in, double* out, size_t count, bool square) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const double v = in[i];
+    out[i] = square ? v * v : v;
+  }
+}
+
 __global__ void empty_kernel() {}
 
 // Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`.
@@ -217,6 +225,12 @@ SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
   r.sum = host[0];
   r.abs_sum = host[1];
   return r;
+}
+
+void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream) {
+  if (count == 0) return;
+  to_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count, square);
+  LABKIT_CHECK_LAUNCH();
 }
 
 void abs_f32(float* data, size_t count, cudaStream_t stream) {

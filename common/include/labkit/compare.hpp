@@ -2,7 +2,8 @@
 //
 // One rule everywhere: an element passes when |got - ref| <= bound, where the bound is
 //   atol + rtol * |ref|                      (uniform_bounds), or
-//   c * sqrt(K) * 2^-24 * (|A||B|)_ij        (matmul_bounds: scaled with the accumulation length)
+//   c * sqrt(K) * 2^-24 * (sqrt(sum_k (a b)^2) + |ref|)_ij   (matmul_walk_bounds: K roundings
+//                                              adding up like a random walk)
 // or, for integers, got == ref exactly. NaN and Inf never pass. Elements that still hold the
 // poison pattern are "never written". Each shape has its own "where" map: rows, columns and
 // tiles of a matrix; segments (and optional groups, e.g. row lengths) of a vector; images,

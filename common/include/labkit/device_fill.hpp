@@ -26,6 +26,8 @@ struct SumAbs {
   double abs_sum = 0;
 };
 SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream);
+// out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
+void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
