@@ -96,6 +96,36 @@ __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool s
   }
 }
 
+__global__ void conv_reference_f64_kernel(const float* x, const float* w, int n, int c_in, int h,
+                                          int width, int c_out, int k, int stride, int pad,
+                                          int h_out, int w_out, double* y, double* abs) {
+  const size_t total = size_t(n) * c_out * h_out * w_out;
+  for (size_t o = blockIdx.x * size_t{blockDim.x} + threadIdx.x; o < total;
+       o += size_t{gridDim.x} * blockDim.x) {
+    const int ow = int(o % w_out), oh = int(o / w_out % h_out);
+    const int co = int(o / (size_t(w_out) * h_out) % c_out);
+    const int img = int(o / (size_t(w_out) * h_out * c_out));
+    double s = 0, a = 0;
+    for (int ci = 0; ci < c_in; ++ci) {
+      const float* xc = x + (size_t(img) * c_in + ci) * h * width;
+      const float* wc = w + (size_t(co) * c_in + ci) * k * k;
+      for (int i = 0; i < k; ++i) {
+        const int ih = oh * stride - pad + i;
+        if (ih < 0 || ih >= h) continue;
+        for (int j = 0; j < k; ++j) {
+          const int iw = ow * stride - pad + j;
+          if (iw < 0 || iw >= width) continue;
+          const double t = double(wc[i * k + j]) * double(xc[size_t(ih) * width + iw]);
+          s += t;
+          a += fabs(t);
+        }
+      }
+    }
+    y[o] = s;
+    abs[o] = a;
+  }
+}
+
 __global__ void empty_kernel() {}
 
 // Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`.
@@ -231,6 +261,18 @@ void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_
   if (count == 0) return;
   to_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count, square);
   LABKIT_CHECK_LAUNCH();
+}
+
+void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
+                        int c_out, int k, int stride, int pad, double* y, double* abs,
+                        cudaStream_t stream) {
+  const int h_out = (h + 2 * pad - k) / stride + 1, w_out = (width + 2 * pad - k) / stride + 1;
+  const size_t total = size_t(n) * c_out * h_out * w_out;
+  if (total == 0) return;
+  conv_reference_f64_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
+      x, w, n, c_in, h, width, c_out, k, stride, pad, h_out, w_out, y, abs);
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void abs_f32(float* data, size_t count, cudaStream_t stream) {

@@ -86,7 +86,9 @@ class Baseline {
   // The timed work.
   virtual void run(cudaStream_t stream) = 0;
   // "" when the student's outputs ([buffer] bytes) are right for the inputs of the last
-  // prepare(); else what is wrong and where.
+  // prepare(); else what is wrong and where. Right means what it means in the tests: within
+  // the tests' bound of a double-precision reference of those inputs (computed on the GPU),
+  // never a wider bound around the vendor library's float result.
   virtual std::string verify(const std::vector<Bytes>& outputs, cudaStream_t stream) = 0;
 };
 

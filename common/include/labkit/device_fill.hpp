@@ -28,6 +28,12 @@ struct SumAbs {
 SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream);
 // out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
+// The convolution's reference in double (a thread per output, no bias), NCHW: y[n][co][oh][ow]
+// = sum over ci, i, j of w[co][ci][i][j] * x[n][ci][oh*stride - pad + i][ow*stride - pad + j],
+// and abs[...] the same sum of |w x|. For checking a benchmark's output; synchronises.
+void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
+                        int c_out, int k, int stride, int pad, double* y, double* abs,
+                        cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
