@@ -139,6 +139,9 @@ class SharedBuffers {
                          static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       } else if (spec.source == protocol::Source::kReduceF32) {
         fill_reduce_f32(reinterpret_cast<float*>(data(b)), spec.count, bs, s);
+      } else if (spec.source == protocol::Source::kSpmvX) {
+        fill_spmv_x(reinterpret_cast<float*>(data(b)), spec.count, bs, static_cast<float>(spec.lo),
+                    static_cast<float>(spec.hi), s);
       }
     }
   }
@@ -188,6 +191,9 @@ class SharedBuffers {
                                         bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       } else if (spec.source == protocol::Source::kReduceF32) {
         changed = count_not_reduce_f32(reinterpret_cast<const float*>(data(b)), spec.count, bs, s);
+      } else if (spec.source == protocol::Source::kSpmvX) {
+        changed = count_not_spmv_x(reinterpret_cast<const float*>(data(b)), spec.count, bs,
+                                   static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
       }
       if (changed > 0) {
         problems += "it changed its input " + spec.name + " (" + std::to_string(changed) + " of " +

@@ -2,6 +2,7 @@
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/ops/reduce_dist.hpp"
+#include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit {
@@ -126,6 +127,23 @@ __global__ void conv_reference_f64_kernel(const float* x, const float* w, int n,
   }
 }
 
+__global__ void spmv_x_kernel(float* out, labkit::ops::spmv::SpmvX d) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = labkit::ops::spmv::spmv_x_value(d, i);
+  }
+}
+
+__global__ void count_not_spmv_x_kernel(const float* a, labkit::ops::spmv::SpmvX d,
+                                        unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::spmv::spmv_x_value(d, i));
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
 __global__ void empty_kernel() {}
 
 // Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`.
@@ -237,6 +255,22 @@ uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaS
   const auto d = ops::reduce::make_reduce_dist(seed, count);
   return count_on_device(stream, [&](unsigned long long* differ) {
     count_not_reduce_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
+  });
+}
+
+void fill_spmv_x(float* out, size_t count, uint64_t seed, float lo, float hi, cudaStream_t stream) {
+  if (count == 0) return;
+  spmv_x_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+      out, ops::spmv::make_spmv_x(seed, count, lo, hi));
+  LABKIT_CHECK_LAUNCH();
+}
+
+uint64_t count_not_spmv_x(const float* a, size_t count, uint64_t seed, float lo, float hi,
+                          cudaStream_t stream) {
+  if (count == 0) return 0;
+  const auto d = ops::spmv::make_spmv_x(seed, count, lo, hi);
+  return count_on_device(stream, [&](unsigned long long* differ) {
+    count_not_spmv_x_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
   });
 }
 

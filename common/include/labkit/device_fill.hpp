@@ -20,6 +20,11 @@ void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stre
 void fill_reduce_f32(float* out, size_t count, uint64_t seed, cudaStream_t stream);
 // How many elements differ from what fill_reduce_f32 wrote with these arguments; synchronises.
 uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaStream_t stream);
+// The spmv family's x (labkit/ops/spmv_dist.hpp): uniform in [lo, hi) but for one planted
+// column; and how many elements differ from it (synchronises).
+void fill_spmv_x(float* out, size_t count, uint64_t seed, float lo, float hi, cudaStream_t stream);
+uint64_t count_not_spmv_x(const float* a, size_t count, uint64_t seed, float lo, float hi,
+                          cudaStream_t stream);
 // The sum of x[0..count) and of |x|, in double (a float sum's reference); synchronises.
 struct SumAbs {
   double sum = 0;

@@ -45,6 +45,8 @@ enum class Source : uint32_t {
   kUniformI32 = 2,   // benchmark: fresh per call, labkit::uniform_i32(seed, i, lo, hi) on device
   kReduceF32 = 3,    // benchmark: fresh per call, the reduce family's float inputs
                      // (labkit/ops/reduce_dist.hpp, n = the buffer's count) on device
+  kSpmvX = 4,        // benchmark: fresh per call, the spmv family's x (labkit/ops/spmv_dist.hpp:
+                     // uniform in [lo, hi), one planted column) on device
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::spmv {
@@ -66,7 +67,8 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
     std::vector<float> values(nnz), x(cols), garbage(ws_words);
     for (size_t e = 0; e < nnz; ++e) values[e] = uniform_f32(seed, e, kValueLo, kValueHi);
-    for (size_t j = 0; j < cols; ++j) x[j] = uniform_f32(seed ^ 0x7A11ull, j, kXLo, kXHi);
+    const SpmvX xd = make_spmv_x(seed ^ 0x7A11ull, cols, kXLo, kXHi);
+    for (size_t j = 0; j < cols; ++j) x[j] = spmv_x_value(xd, j);
     for (size_t w = 0; w < ws_words; ++w) {
       garbage[w] = uniform_f32(seed ^ 0x5A5A5A5Aull, w, 100.0f, 1000.0f);
     }

@@ -97,7 +97,7 @@ class CusparseSpmv : public bench::Baseline {
     if (nnz_ > 0) {
       fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, kValues), kValueLo, kValueHi, s);
     }
-    fill_uniform_f32(x_.get(), x_.size(), protocol::buffer_seed(seed, kX), kXLo, kXHi, s);
+    fill_spmv_x(x_.get(), x_.size(), protocol::buffer_seed(seed, kX), kXLo, kXHi, s);
   }
 
   void run(cudaStream_t s) override { multiply(a_, x_vec_, y_vec_, s); }
@@ -183,7 +183,7 @@ bench::Spec benchmark(const std::string& variant, const std::string& matrix_name
       {"row_ptr", protocol::Role::kInput, 4, rows + 1, {rows + 1}},
       {"col_idx", protocol::Role::kInput, 4, nnz, {nnz}},
       {"values", protocol::Role::kInput, 4, nnz, {nnz}, protocol::Source::kUniformF32, kValueLo, kValueHi},
-      {"x", protocol::Role::kInput, 4, cols, {cols}, protocol::Source::kUniformF32, kXLo, kXHi},
+      {"x", protocol::Role::kInput, 4, cols, {cols}, protocol::Source::kSpmvX, kXLo, kXHi},
       {"y", protocol::Role::kOutput, 4, rows, {rows}},
       {"workspace", protocol::Role::kInOut, 4, ws_words, {ws_words}}};
   s.call.inputs = {{to_bytes(matrix->row_ptr), to_bytes(matrix->col_idx), {}, {}, {}, to_bytes(garbage)}};
