@@ -7,6 +7,7 @@ See docs/architecture.md for who runs what.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import datetime
@@ -88,6 +89,7 @@ class GradeOptions:
     performance: bool = True      # run the benchmarks (--no-performance: False)
     sanitize: bool = True         # re-run failing calls under memcheck (--no-sanitize: False)
     test_timeout_s: float | None = None   # one call of the student's code; None: grading.toml's
+    labs_at_once: int | None = None   # labs whose tests run side by side (--labs-at-once); None: all
 
 
 def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
@@ -278,11 +280,37 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
 
     # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
     sanitizer = judge.find_sanitizer()
-    for cfg, lab, lab_paths in built:
-        if options.test_timeout_s is not None:
-            cfg = dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s)
-        grade_lab(cfg, lab, lab_paths, hashes, options.performance, progress,
-                  sanitize=options.sanitize, sanitizer=sanitizer, ceilings=ceilings)
+    if options.test_timeout_s is not None:
+        built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
+                 for cfg, lab, lab_paths in built]
+
+    def tests_of(item) -> bool:
+        cfg, lab, lab_paths = item
+        return test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=options.sanitize,
+                        sanitizer=sanitizer)
+
+    def score(item) -> None:
+        cfg, lab, lab_paths = item
+        score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings)
+
+    tests_then_benchmarks(built, tests_of, score, options.labs_at_once)
+
+
+def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None) -> None:
+    """test(lab) for every lab, up to `at_once` of them side by side (None: all): their
+    correctness tests share the GPU (the shared GPU lock; each judge has its own inputs and
+    worker); then score(lab), in order, for each lab whose test(lab) returned True: its
+    benchmarks, alone on the GPU. A grading of several labs waits for its slowest lab's tests,
+    not for the sum of them."""
+    at_once = max(1, min(len(labs), at_once or len(labs)))
+    if at_once > 1:
+        with concurrent.futures.ThreadPoolExecutor(at_once) as pool:
+            tested = list(pool.map(test, labs))
+    else:
+        tested = [test(lab) for lab in labs]
+    for lab, ok in zip(labs, tested):
+        if ok:
+            score(lab)
 
 
 def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None) -> dict:
@@ -457,10 +485,17 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
               sanitize: bool = True, sanitizer: str | None = None,
               ceilings: dict | None = None) -> None:
-    """Runs the lab's tests, then its benchmarks, and scores them. `ceilings`: the GPU's
-    figures from measure_ceilings (or {'error': why}), against which every measured benchmark is
-    checked (scoring.check_plausibility); None skips that check (for callers that test the
-    rest: grade() always passes them)."""
+    """Runs the lab's tests (test_lab), then its benchmarks, and scores them (score_lab)."""
+    if test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=sanitize, sanitizer=sanitizer):
+        score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings=ceilings)
+
+
+def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+             hashes: judge.BinaryHashes, progress, sanitize: bool = True,
+             sanitizer: str | None = None) -> bool:
+    """Runs the lab's correctness tests and fills lab.groups. False when the lab ended in an
+    error (lab.status says why) and is not to be scored. Several labs' may run at once (one
+    thread each): it touches only `lab`."""
     test, worker = lab_paths.test, lab_paths.worker
     try:
         hashes.verify(test.target, worker.target)
@@ -468,10 +503,10 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             names = gtest.list_tests(test.path)
     except judge.TamperedError as e:
         _lab_error(cfg, lab, e.message)
-        return
+        return False
     except RuntimeError as e:
         _lab_error(cfg, lab, str(e))
-        return
+        return False
     selected = {g.name: [n for n in names if gtest.matches_filter(n, g.filter)]
                 for g in cfg.groups}
     run = None
@@ -487,7 +522,7 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             hashes.verify(test.target, worker.target)
         except judge.TamperedError as e:
             _lab_error(cfg, lab, e.message)
-            return
+            return False
         try:
             with _gpu(lab.stages, shared=True):
                 run = gtest.run_judge(test.path, union, count, worker=worker.path,
@@ -495,7 +530,7 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                                       sanitizer=sanitizer, memcheck=sanitize)
         except RuntimeError as e:
             _lab_error(cfg, lab, str(e))
-            return
+            return False
         lab.sandbox = run.sandbox
         lab.warnings += run.warnings
         for name, seconds in judge_stages(run, [(g.name, selected[g.name])
@@ -509,6 +544,18 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         group.tests = [gtest.result_for(run, n) for n in selected[g.name]]
         group.points = scoring.score_group(group)
         lab.groups.append(group)
+    return True
+
+
+def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+              hashes: judge.BinaryHashes, run_performance: bool, progress,
+              ceilings: dict | None = None) -> None:
+    """After test_lab: voids correctness for host compute, runs the benchmarks when every test
+    passed, and scores the lab. `ceilings`: the GPU's figures from measure_ceilings (or
+    {'error': why}), against which every measured benchmark is checked
+    (scoring.check_plausibility); None skips that check (for callers that test the rest:
+    grade() always passes them)."""
+    worker = lab_paths.worker
     cpu_calls = scoring.host_compute_tests(lab.groups)
     if cpu_calls:
         reason = (f"no correctness points: {len(cpu_calls)} call(s) computed on the CPU "

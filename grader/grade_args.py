@@ -94,6 +94,7 @@ class GradeArgs:
     performance: bool = True
     sanitize: bool = True
     test_timeout_s: float | None = None
+    labs_at_once: int | None = None       # labs whose tests run side by side; None: all
     quiet: bool = False
     gradescope: Path | None = None        # the report files (REPORTS), each where wanted
     junit: Path | None = None
@@ -109,7 +110,8 @@ class GradeArgs:
         from grader.grade import GradeOptions   # the pipeline: not for `--help` and `list`
         return GradeOptions(seed=self.seed, secret=secret, jobs=self.jobs,
                             performance=self.performance, sanitize=self.sanitize,
-                            test_timeout_s=self.test_timeout_s)
+                            test_timeout_s=self.test_timeout_s,
+                            labs_at_once=self.labs_at_once)
 
 
 def add_arguments(g) -> None:
@@ -141,6 +143,10 @@ def add_arguments(g) -> None:
     g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")
+    g.add_argument("--labs-at-once", type=jobs_arg, metavar="N",
+                   help="labs whose correctness tests run side by side on the GPU (default: all "
+                        "of them; 1 for a GPU with little memory); benchmarks always run one "
+                        "at a time, alone")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
     add_report_flags(g, REPORTS, stdout=False)
 
@@ -151,7 +157,7 @@ def from_namespace(ns: argparse.Namespace) -> GradeArgs:
                      output=ns.output, seed=ns.seed, secret_file=ns.secret_file,
                      build_dir=ns.build_dir, jobs=ns.jobs, performance=not ns.no_performance,
                      sanitize=not ns.no_sanitize, test_timeout_s=ns.test_timeout,
-                     quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
+                     labs_at_once=ns.labs_at_once, quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
 
 
 def argv(args: GradeArgs) -> list:
@@ -182,6 +188,8 @@ def argv(args: GradeArgs) -> list:
         out.append("--no-sanitize")
     if args.test_timeout_s is not None:
         out.append(f"--test-timeout={args.test_timeout_s!r}")   # repr: the exact float
+    if args.labs_at_once is not None:
+        out.append(f"--labs-at-once={args.labs_at_once}")
     for fmt, path in args.reports().items():
         out.append(f"{flag(fmt)}={path}")
     return out + list(args.labs)

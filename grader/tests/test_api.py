@@ -33,7 +33,7 @@ class GradeArgvTest(unittest.TestCase):
         GradeArgs(labs=("01_naive_matmul",), submission=Path("/subs/alice/labs"),
                   output=Path("/out/.alice.json.part"), build_dir=Path("/b/slot-3"), jobs=4,
                   seed=0, secret_file=Path("/etc/secret"), performance=False, sanitize=False,
-                  quiet=True),
+                  labs_at_once=1, quiet=True),
         GradeArgs(solutions=True, seed=MAX_SEED, test_timeout_s=0.1 + 0.2,
                   gradescope=Path("results.json"), junit=Path("j.xml"),
                   markdown=Path("s.md"), html=Path("r.html")),
@@ -61,8 +61,8 @@ class GradeArgvTest(unittest.TestCase):
         self.assertEqual(set(vars(p.parse_args([]))),
                          {"labs", "submission", "solutions", "output", "seed", "secret_file",
                           "build_dir", "jobs", "no_performance", "no_sanitize", "test_timeout",
-                          "quiet", *grade_args.REPORTS})
-        self.assertEqual(len(dataclasses.fields(GradeArgs)), 12 + len(grade_args.REPORTS))
+                          "labs_at_once", "quiet", *grade_args.REPORTS})
+        self.assertEqual(len(dataclasses.fields(GradeArgs)), 13 + len(grade_args.REPORTS))
 
     def test_what_no_command_line_can_say(self):
         for args, words in ((GradeArgs(submission=Path("x"), solutions=True), "not both"),
@@ -73,9 +73,10 @@ class GradeArgvTest(unittest.TestCase):
             self.assertIn(words, str(cm.exception))
 
     def test_options_of_the_grading(self):
-        o = GradeArgs(seed=5, jobs=3, performance=False, test_timeout_s=2.5).options(b"k")
-        self.assertEqual((o.seed, o.secret, o.jobs, o.performance, o.sanitize, o.test_timeout_s),
-                         (5, b"k", 3, False, True, 2.5))
+        o = GradeArgs(seed=5, jobs=3, performance=False, test_timeout_s=2.5,
+                      labs_at_once=2).options(b"k")
+        self.assertEqual((o.seed, o.secret, o.jobs, o.performance, o.sanitize, o.test_timeout_s,
+                          o.labs_at_once), (5, b"k", 3, False, True, 2.5, 2))
 
 
 class ApiTest(unittest.TestCase):

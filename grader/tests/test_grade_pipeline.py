@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -1112,3 +1113,41 @@ class BonusEntryResultTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestsThenBenchmarksTest(unittest.TestCase):
+    """grade.tests_then_benchmarks: the labs' tests side by side, then benchmarks one lab at a
+    time, in order, only for labs whose tests ended without an error."""
+
+    def run_labs(self, labs, at_once, meet):
+        events, lock = [], threading.Lock()
+        barrier = threading.Barrier(meet, timeout=1)
+
+        def test(lab):
+            with lock:
+                events.append(("test", lab))
+            barrier.wait()   # breaks (BrokenBarrierError) unless `meet` tests run at once
+            return lab != "lab-error"
+
+        def score(lab):
+            with lock:
+                events.append(("score", lab))
+        grade.tests_then_benchmarks(labs, test, score, at_once)
+        return events
+
+    def test_all_labs_tests_at_once_then_scores_in_order(self):
+        labs = ["a", "lab-error", "c"]
+        events = self.run_labs(labs, None, meet=3)
+        self.assertEqual(sorted(e for e in events[:3]), sorted(("test", lab) for lab in labs))
+        self.assertEqual(events[3:], [("score", "a"), ("score", "c")])
+
+    def test_one_at_a_time(self):
+        events = self.run_labs(["a", "b"], 1, meet=1)
+        self.assertEqual(events, [("test", "a"), ("test", "b"), ("score", "a"), ("score", "b")])
+        with self.assertRaises(threading.BrokenBarrierError):
+            self.run_labs(["a", "b"], 1, meet=2)   # never two at once
+
+    def test_at_most_at_once(self):
+        self.run_labs(["a", "b", "c", "d"], 2, meet=2)   # pairs meet
+        with self.assertRaises(threading.BrokenBarrierError):
+            self.run_labs(["a", "b", "c", "d"], 2, meet=3)
