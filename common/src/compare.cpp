@@ -1,10 +1,14 @@
 #include "labkit/compare.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
+
+#include "labkit/parallel.hpp"
 
 namespace labkit {
 namespace {
@@ -188,30 +192,32 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
   o.unwritten.assign(n, 0);
   if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);
   if (dtype == DType::kI32 || dtype == DType::kI64) o.ints.resize(n);
-  for (size_t i = 0; i < n; ++i) {
-    const uint8_t* at = bytes.data() + i * size;
-    uint32_t low = 0;
-    std::memcpy(&low, at, 4);
-    uint32_t high = 0;
-    if (size == 8) std::memcpy(&high, at + 4, 4);
-    o.unwritten[i] = low == kPoisonBits && (size == 4 || high == kPoisonBits);
-    switch (dtype) {
-      case DType::kF32: {
-        float f;
-        std::memcpy(&f, at, 4);
-        o.values[i] = f;
-        break;
+  parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) {
+      const uint8_t* at = bytes.data() + i * size;
+      uint32_t low = 0;
+      std::memcpy(&low, at, 4);
+      uint32_t high = 0;
+      if (size == 8) std::memcpy(&high, at + 4, 4);
+      o.unwritten[i] = low == kPoisonBits && (size == 4 || high == kPoisonBits);
+      switch (dtype) {
+        case DType::kF32: {
+          float f;
+          std::memcpy(&f, at, 4);
+          o.values[i] = f;
+          break;
+        }
+        case DType::kF64: std::memcpy(&o.values[i], at, 8); break;
+        case DType::kI32: {
+          int32_t v;
+          std::memcpy(&v, at, 4);
+          o.ints[i] = v;
+          break;
+        }
+        case DType::kI64: std::memcpy(&o.ints[i], at, 8); break;
       }
-      case DType::kF64: std::memcpy(&o.values[i], at, 8); break;
-      case DType::kI32: {
-        int32_t v;
-        std::memcpy(&v, at, 4);
-        o.ints[i] = v;
-        break;
-      }
-      case DType::kI64: std::memcpy(&o.ints[i], at, 8); break;
     }
-  }
+  });
   return o;
 }
 
@@ -226,6 +232,42 @@ void compare_flat(const Observed& got, const std::vector<double>* ref,
   const size_t n = got.size();
   if ((ref && (ref->size() != n || !bound || bound->size() != n)) || (iref && iref->size() != n)) {
     throw std::invalid_argument("compare: sizes do not match");
+  }
+  // The common case first, over the CPU's cores: nothing wrong, only the worst ratio to find.
+  // Anything wrong is then listed in order by the serial pass below.
+  {
+    std::vector<double> worst;
+    std::mutex mu;
+    std::atomic<bool> any_bad{false};
+    parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
+      double w = 0;
+      for (size_t i = lo; i < hi; ++i) {
+        if (got.unwritten[i] != 0) {
+          any_bad = true;
+          return;
+        }
+        if (iref != nullptr) {
+          if (got.ints[i] != (*iref)[i]) {
+            any_bad = true;
+            return;
+          }
+          continue;
+        }
+        const double g = got.values[i], b = (*bound)[i];
+        const double err = std::fabs(g - (*ref)[i]);
+        if (!std::isfinite(g) || !(err <= b)) {
+          any_bad = true;
+          return;
+        }
+        w = std::max(w, b > 0 ? err / b : 0.0);
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      worst.push_back(w);
+    });
+    if (!any_bad) {
+      for (double w : worst) r.worst_ratio = std::max(r.worst_ratio, w);
+      return;
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     const bool poison = got.unwritten[i] != 0;

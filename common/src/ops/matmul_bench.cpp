@@ -3,6 +3,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
 #include "labkit/ops/matmul_reference.hpp"
+#include "labkit/parallel.hpp"
 
 namespace labkit::ops::matmul {
 namespace {
@@ -29,23 +31,14 @@ namespace {
 // |got - ref| <= bound everywhere (NaN never passes), over the CPU's cores.
 bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
                 const std::vector<double>& bound) {
-  const size_t n = got.size();
-  const size_t threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<char> ok(threads, 1);
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-        const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
-        if (!(err <= bound[i])) {
-          ok[t] = 0;
-          return;
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
+  std::atomic<bool> ok{true};
+  parallel_for(got.size(), size_t{1} << 16, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi && ok.load(std::memory_order_relaxed); ++i) {
+      const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+      if (!(err <= bound[i])) ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load();
 }
 
 // cuBLAS SGEMM (true FP32) is the baseline that is timed. The reference a timed call is checked

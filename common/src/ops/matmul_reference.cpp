@@ -1,7 +1,9 @@
 #include "labkit/ops/matmul_reference.hpp"
+#include "labkit/parallel.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <sstream>
 #include <thread>
@@ -48,19 +50,9 @@ std::vector<double> matmul_reference(const std::vector<float>& A, const std::vec
   if (sq_product != nullptr) sq_product->assign(m * n, 0.0);
   // Large products are split by rows over the CPU's cores: the judge is waiting on it.
   const double work = static_cast<double>(m) * n * k;
-  const size_t threads =
-      work < 1e7 ? 1 : std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), m);
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    const size_t begin = m * t / threads, end = m * (t + 1) / threads;
-    if (t + 1 == threads) {
-      reference_rows(A, B, n, k, begin, end, C, abs_product, sq_product);
-    } else {
-      pool.emplace_back(reference_rows, std::cref(A), std::cref(B), n, k, begin, end, std::ref(C),
-                        abs_product, sq_product);
-    }
-  }
-  for (auto& th : pool) th.join();
+  parallel_for(m, work < 1e7 ? SIZE_MAX : 2, [&](size_t begin, size_t end) {
+    reference_rows(A, B, n, k, begin, end, C, abs_product, sq_product);
+  });
   return C;
 }
 

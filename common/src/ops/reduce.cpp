@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::reduce {
@@ -20,15 +21,9 @@ template <typename T, typename Gen>
 Bytes generate(size_t count, Gen gen) {
   Bytes bytes(count * sizeof(T));
   T* out = reinterpret_cast<T*>(bytes.data());
-  const size_t threads =
-      count < (size_t{1} << 20) ? 1 : std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([=] {
-      for (size_t i = count * t / threads; i < count * (t + 1) / threads; ++i) out[i] = gen(i);
-    });
-  }
-  for (auto& th : pool) th.join();
+  parallel_for(count, size_t{1} << 20, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) out[i] = gen(i);
+  });
   return bytes;
 }
 

@@ -8,6 +8,7 @@
 
 #include "labkit/compare.hpp"
 #include "labkit/ops/spmv_dist.hpp"
+#include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::spmv {
@@ -66,7 +67,9 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   for (int call = 0; call < c.calls; ++call) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
     std::vector<float> values(nnz), x(cols), garbage(ws_words);
-    for (size_t e = 0; e < nnz; ++e) values[e] = uniform_f32(seed, e, kValueLo, kValueHi);
+    parallel_for(nnz, size_t{1} << 20, [&](size_t lo, size_t hi) {
+      for (size_t e = lo; e < hi; ++e) values[e] = uniform_f32(seed, e, kValueLo, kValueHi);
+    });
     const SpmvX xd = make_spmv_x(seed ^ 0x7A11ull, cols, kXLo, kXHi);
     for (size_t j = 0; j < cols; ++j) x[j] = spmv_x_value(xd, j);
     for (size_t w = 0; w < ws_words; ++w) {
@@ -75,16 +78,19 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     Expected e;
     e.ref.assign(rows, 0.0);
     e.bound.assign(rows, 0.0);
-    for (size_t r = 0; r < rows; ++r) {
-      double sum = 0, abs_sum = 0;
-      for (int32_t k = m->row_ptr[r]; k < m->row_ptr[r + 1]; ++k) {
-        const double term = static_cast<double>(values[k]) * static_cast<double>(x[m->col_idx[k]]);
-        sum += term;
-        abs_sum += std::fabs(term);
+    parallel_for(rows, size_t{1} << 16, [&](size_t lo, size_t hi) {
+      for (size_t r = lo; r < hi; ++r) {
+        double sum = 0, abs_sum = 0;
+        for (int32_t k = m->row_ptr[r]; k < m->row_ptr[r + 1]; ++k) {
+          const double term =
+              static_cast<double>(values[k]) * static_cast<double>(x[m->col_idx[k]]);
+          sum += term;
+          abs_sum += std::fabs(term);
+        }
+        e.ref[r] = sum;
+        e.bound[r] = row_bound(m->row_length(static_cast<int32_t>(r)), abs_sum);
       }
-      e.ref[r] = sum;
-      e.bound[r] = row_bound(m->row_length(static_cast<int32_t>(r)), abs_sum);
-    }
+    });
     expected->push_back(std::move(e));
     s.call.inputs.push_back({row_ptr, col_idx, to_bytes(values), to_bytes(x), {}, to_bytes(garbage)});
   }

@@ -4,11 +4,13 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::spmv {
@@ -69,20 +71,14 @@ Csr build(int32_t rows, int32_t cols, const std::vector<int32_t>& lengths, uint6
   }
   m.col_idx.resize(static_cast<size_t>(total));
   m.values.assign(static_cast<size_t>(total), 1.0f);
-  const unsigned threads =
-      total < (int64_t{1} << 20) ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      const int32_t lo = static_cast<int32_t>(int64_t{rows} * t / threads);
-      const int32_t hi = static_cast<int32_t>(int64_t{rows} * (t + 1) / threads);
-      for (int32_t r = lo; r < hi; ++r) {
-        Rng rng(mix_seed(seed, static_cast<uint64_t>(r)));
-        fill(r, rng, m.col_idx.data() + m.row_ptr[r]);
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
+  // Row by row from the row's own seed, over the CPU's cores (small matrices on one).
+  parallel_for(static_cast<size_t>(rows), total < (int64_t{1} << 20) ? SIZE_MAX : 2,
+               [&](size_t lo, size_t hi) {
+                 for (size_t r = lo; r < hi; ++r) {
+                   Rng rng(mix_seed(seed, static_cast<uint64_t>(r)));
+                   fill(static_cast<int32_t>(r), rng, m.col_idx.data() + m.row_ptr[r]);
+                 }
+               });
   return m;
 }
 
