@@ -5,6 +5,8 @@
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
+#include <stdexcept>
+
 namespace labkit {
 namespace {
 
@@ -87,6 +89,24 @@ __global__ void sum_abs_f64_kernel(const float* x, size_t count, double* out) {
     atomicAdd(&out[0], sums[0]);
     atomicAdd(&out[1], abs_sums[0]);
   }
+}
+
+// The exact sum of 32-bit ints in 64 bits (two's complement: exact modulo 2^64, so exact for
+// any sum that fits): per thread, per block, one 64-bit atomicAdd per block.
+__global__ void sum_i32_i64_kernel(const int32_t* x, size_t count, unsigned long long* out) {
+  __shared__ unsigned long long sums[kThreads];
+  unsigned long long s = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    s += static_cast<unsigned long long>(static_cast<long long>(x[i]));
+  }
+  sums[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, sums[0]);
 }
 
 __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool square) {
@@ -289,6 +309,64 @@ SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
   r.sum = host[0];
   r.abs_sum = host[1];
   return r;
+}
+
+int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream) {
+  if (count == 0) return 0;
+  unsigned long long* d = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&d, sizeof(*d), stream));
+  CUDA_CHECK(cudaMemsetAsync(d, 0, sizeof(*d), stream));
+  sum_i32_i64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d);
+  LABKIT_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaFreeAsync(d, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<int64_t>(host);
+}
+
+void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
+                 double hi, cudaStream_t stream) {
+  switch (source) {
+    case protocol::Source::kUniformF32:
+      fill_uniform_f32(static_cast<float*>(out), count, seed, static_cast<float>(lo),
+                       static_cast<float>(hi), stream);
+      return;
+    case protocol::Source::kUniformI32:
+      fill_uniform_i32(static_cast<int32_t*>(out), count, seed, static_cast<int32_t>(lo),
+                       static_cast<int32_t>(hi), stream);
+      return;
+    case protocol::Source::kReduceF32:
+      fill_reduce_f32(static_cast<float*>(out), count, seed, stream);
+      return;
+    case protocol::Source::kSpmvX:
+      fill_spmv_x(static_cast<float*>(out), count, seed, static_cast<float>(lo),
+                  static_cast<float>(hi), stream);
+      return;
+    case protocol::Source::kArena:
+      break;
+  }
+  throw std::invalid_argument("labkit::fill_source: not a generated source");
+}
+
+uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
+                          double lo, double hi, cudaStream_t stream) {
+  switch (source) {
+    case protocol::Source::kUniformF32:
+      return count_not_uniform_f32(static_cast<const float*>(a), count, seed,
+                                   static_cast<float>(lo), static_cast<float>(hi), stream);
+    case protocol::Source::kUniformI32:
+      return count_not_uniform_i32(static_cast<const int32_t*>(a), count, seed,
+                                   static_cast<int32_t>(lo), static_cast<int32_t>(hi), stream);
+    case protocol::Source::kReduceF32:
+      return count_not_reduce_f32(static_cast<const float*>(a), count, seed, stream);
+    case protocol::Source::kSpmvX:
+      return count_not_spmv_x(static_cast<const float*>(a), count, seed, static_cast<float>(lo),
+                              static_cast<float>(hi), stream);
+    case protocol::Source::kArena:
+      break;
+  }
+  throw std::invalid_argument("labkit::count_not_source: not a generated source");
 }
 
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream) {
