@@ -12,6 +12,8 @@
 //     row_ptr[rows] = nnz, matters (a kernel that stops a row early, or treats the last row
 //     as empty, or never runs the last row, is wrong there)
 //   unsorted, duplicates: any column order, repeated entries add up
+//   long_rows_unsorted_dups: both in rows of 10^4 to 10^5 entries (the paths for long rows:
+//     a block or several per row, bins, splits)
 //   rows_past_2p26: 2^26 + 2^20 rows: a warp-per-row thread number computed in int wraps
 //   uniform_2p22_len32: 2^27 entries (the benchmark's size)
 //   laplacian_bench, denserow_bench: the benchmark's Laplacian and dense-row classes at its
@@ -71,6 +73,10 @@ TEST_P(SpmvHiddenLarge, MatchesReference) {
   LABKIT_EXPECT_OK(lab06::sp::check(variant, lab06::make_case(matrix, seed_for(matrix))));
 }
 
+INSTANTIATE_TEST_SUITE_P(LongRowsUnsortedDups, SpmvHiddenLarge,
+                         ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
+                                            ::testing::Values(std::string("long_rows_unsorted_dups"))),
+                         lab06::param_name);
 INSTANTIATE_TEST_SUITE_P(Rows2p26, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
                                             ::testing::Values(std::string("rows_past_2p26"))),
