@@ -52,6 +52,8 @@ enum class Source : uint32_t {
                      // buffer's count)
   kSpmvX = 4,        // the spmv family's x (labkit/ops/spmv_dist.hpp: uniform in [lo, hi), one
                      // planted column)
+  kRowPtrEven = 5,   // int32 row_ptr of count - 1 rows sharing hi entries evenly:
+                     // out[i] = floor(i * hi / (count - 1)) (no seed)
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
