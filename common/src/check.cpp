@@ -27,10 +27,20 @@ std::string indent(const std::string& text, const std::string& prefix = "  ") {
   return out;
 }
 
+// Calls with more device memory than this are not re-run under memcheck: the tool would take
+// minutes over them (its slowdown is per access), past its own deadline.
+constexpr uint64_t kMemcheckMaxBytes = uint64_t{1} << 32;
+
 // Re-runs the failing call under memcheck (budgeted) and returns what it found.
 std::string memcheck_findings(const CheckSpec& spec) {
   if (worker_options().sanitizer.empty() || !worker_options().memcheck || g_sanitizer_budget <= 0) {
     return "";
+  }
+  uint64_t bytes = 0;
+  for (const BufferSpec& b : spec.call.buffers) bytes += b.bytes();
+  if (bytes > kMemcheckMaxBytes) {
+    return "  (not re-run under compute-sanitizer memcheck: " + std::to_string(bytes >> 20) +
+           " MiB of buffers would take it minutes)\n";
   }
   --g_sanitizer_budget;
   const std::string found = shared_worker().sanitize(spec.call, "memcheck");
