@@ -113,17 +113,19 @@ const Generated& generated(const Case& c) {
     // summed there: the reference never takes the worker's copy on trust.
     const Sources src = device_sources(c);
     const uint64_t seed = protocol::source_seed(src.in_seed, static_cast<uint32_t>(call));
-    DeviceBuffer<char> in(c.n * 4);
-    fill_source(in.get(), src.in, c.n, seed, src.lo, src.hi, nullptr);
-    Expected e;
-    if (c.dtype == DType::kF32) {
-      const SumAbs r = sum_abs_f64(reinterpret_cast<const float*>(in.get()), c.n, nullptr);
-      e.sum = r.sum;
-      e.abs_sum = r.abs_sum;
-    } else {
-      e.int_sum = sum_i32_i64(reinterpret_cast<const int32_t*>(in.get()), c.n, nullptr);
-    }
-    expected->push_back(e);
+    expected->push_back(with_gpu_memory([&] {
+      DeviceBuffer<char> in(c.n * 4);
+      fill_source(in.get(), src.in, c.n, seed, src.lo, src.hi, nullptr);
+      Expected e;
+      if (c.dtype == DType::kF32) {
+        const SumAbs r = sum_abs_f64(reinterpret_cast<const float*>(in.get()), c.n, nullptr);
+        e.sum = r.sum;
+        e.abs_sum = r.abs_sum;
+      } else {
+        e.int_sum = sum_i32_i64(reinterpret_cast<const int32_t*>(in.get()), c.n, nullptr);
+      }
+      return e;
+    }));
     last.inputs.push_back({{}, {}, {}});
   }
   for (int call = 0; !c.device_inputs && call < c.calls; ++call) {

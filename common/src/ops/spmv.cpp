@@ -86,26 +86,28 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
   // allocates its own), multiplied in double.
   auto expected = std::make_shared<std::vector<Expected>>();
   for (int call = 0; call < c.calls; ++call) {
-    DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
-    DeviceBuffer<float> values(nnz), x(cols);
-    DeviceBuffer<double> ref(rows), abs_ref(rows);
-    void* bufs[4] = {row_ptr.get(), col_idx.get(), values.get(), x.get()};
-    for (uint32_t b = 0; b < 4; ++b) {
-      const BufferSpec& spec = s.call.buffers[b];
-      fill_source(bufs[b], spec.source, spec.count,
-                  protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo, spec.hi,
-                  nullptr);
-    }
-    spmv_reference_f64(row_ptr.get(), col_idx.get(), values.get(), x.get(), d.rows, ref.get(),
-                       abs_ref.get(), nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    Expected e;
-    e.ref = ref.download();
-    e.bound = abs_ref.download();
-    for (size_t r = 0; r < rows; ++r) {
-      e.bound[r] = row_bound(even_row_length(d, static_cast<int64_t>(r)), e.bound[r]);
-    }
-    expected->push_back(std::move(e));
+    expected->push_back(with_gpu_memory([&] {
+      DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
+      DeviceBuffer<float> values(nnz), x(cols);
+      DeviceBuffer<double> ref(rows), abs_ref(rows);
+      void* bufs[4] = {row_ptr.get(), col_idx.get(), values.get(), x.get()};
+      for (uint32_t b = 0; b < 4; ++b) {
+        const BufferSpec& spec = s.call.buffers[b];
+        fill_source(bufs[b], spec.source, spec.count,
+                    protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo, spec.hi,
+                    nullptr);
+      }
+      spmv_reference_f64(row_ptr.get(), col_idx.get(), values.get(), x.get(), d.rows, ref.get(),
+                         abs_ref.get(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      Expected e;
+      e.ref = ref.download();
+      e.bound = abs_ref.download();
+      for (size_t r = 0; r < rows; ++r) {
+        e.bound[r] = row_bound(even_row_length(d, static_cast<int64_t>(r)), e.bound[r]);
+      }
+      return e;
+    }));
     s.call.inputs.push_back({{}, {}, {}, {}, {}, {}});
   }
   const std::string name = c.name;
