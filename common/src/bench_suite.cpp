@@ -130,19 +130,8 @@ class SharedBuffers {
     for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
-      if (spec.role != protocol::Role::kInput) continue;
-      if (spec.source == protocol::Source::kUniformF32) {
-        fill_uniform_f32(reinterpret_cast<float*>(data(b)), spec.count, bs,
-                         static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
-      } else if (spec.source == protocol::Source::kUniformI32) {
-        fill_uniform_i32(reinterpret_cast<int32_t*>(data(b)), spec.count, bs,
-                         static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
-      } else if (spec.source == protocol::Source::kReduceF32) {
-        fill_reduce_f32(reinterpret_cast<float*>(data(b)), spec.count, bs, s);
-      } else if (spec.source == protocol::Source::kSpmvX) {
-        fill_spmv_x(reinterpret_cast<float*>(data(b)), spec.count, bs, static_cast<float>(spec.lo),
-                    static_cast<float>(spec.hi), s);
-      }
+      if (spec.role != protocol::Role::kInput || spec.source == protocol::Source::kArena) continue;
+      fill_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s);
     }
   }
 
@@ -183,17 +172,8 @@ class SharedBuffers {
       uint64_t changed = 0;
       if (constant(b)) {
         changed = count_differences(data(b), constants_[b].get(), spec.bytes() / 4 * 4, s);
-      } else if (spec.source == protocol::Source::kUniformF32) {
-        changed = count_not_uniform_f32(reinterpret_cast<const float*>(data(b)), spec.count,
-                                        bs, static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
-      } else if (spec.source == protocol::Source::kUniformI32) {
-        changed = count_not_uniform_i32(reinterpret_cast<const int32_t*>(data(b)), spec.count,
-                                        bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
-      } else if (spec.source == protocol::Source::kReduceF32) {
-        changed = count_not_reduce_f32(reinterpret_cast<const float*>(data(b)), spec.count, bs, s);
-      } else if (spec.source == protocol::Source::kSpmvX) {
-        changed = count_not_spmv_x(reinterpret_cast<const float*>(data(b)), spec.count, bs,
-                                   static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);
+      } else if (spec.source != protocol::Source::kArena) {
+        changed = count_not_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s);
       }
       if (changed > 0) {
         problems += "it changed its input " + spec.name + " (" + std::to_string(changed) + " of " +

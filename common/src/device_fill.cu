@@ -5,6 +5,9 @@
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace labkit {
 namespace {
 
@@ -89,6 +92,24 @@ __global__ void sum_abs_f64_kernel(const float* x, size_t count, double* out) {
   }
 }
 
+// The exact sum of 32-bit ints in 64 bits (two's complement: exact modulo 2^64, so exact for
+// any sum that fits): per thread, per block, one 64-bit atomicAdd per block.
+__global__ void sum_i32_i64_kernel(const int32_t* x, size_t count, unsigned long long* out) {
+  __shared__ unsigned long long sums[kThreads];
+  unsigned long long s = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    s += static_cast<unsigned long long>(static_cast<long long>(x[i]));
+  }
+  sums[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, sums[0]);
+}
+
 __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool square) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
@@ -142,6 +163,51 @@ __global__ void count_not_spmv_x_kernel(const float* a, labkit::ops::spmv::SpmvX
     mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::spmv::spmv_x_value(d, i));
   }
   if (mine != 0) atomicAdd(differ, mine);
+}
+
+__global__ void row_ptr_even_kernel(int32_t* out, size_t count, uint64_t nnz) {
+  const uint64_t rows = count - 1;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = static_cast<int32_t>(i * nnz / rows);
+  }
+}
+
+__global__ void count_not_row_ptr_even_kernel(const int32_t* a, size_t count, uint64_t nnz,
+                                              unsigned long long* differ) {
+  const uint64_t rows = count - 1;
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += a[i] != static_cast<int32_t>(i * nnz / rows);
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+// Each row's sum of a x and of |a x| in double: a warp per row, lanes striding the row (in 64
+// bits: a row may end at 2^31 - 1), then shuffles.
+__global__ void spmv_reference_f64_kernel(const int32_t* row_ptr, const int32_t* col_idx,
+                                          const float* values, const float* x, int64_t rows,
+                                          double* ref, double* abs_ref) {
+  const int lane = threadIdx.x % 32;
+  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
+  for (long long r = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
+       r < rows; r += warps) {
+    double s = 0, a = 0;
+    for (int64_t e = row_ptr[r] + static_cast<int64_t>(lane); e < row_ptr[r + 1]; e += 32) {
+      const double term = static_cast<double>(values[e]) * static_cast<double>(x[col_idx[e]]);
+      s += term;
+      a += fabs(term);
+    }
+    for (int off = 16; off > 0; off /= 2) {
+      s += __shfl_down_sync(0xffffffffu, s, off);
+      a += __shfl_down_sync(0xffffffffu, a, off);
+    }
+    if (lane == 0) {
+      ref[r] = s;
+      abs_ref[r] = a;
+    }
+  }
 }
 
 __global__ void empty_kernel() {}
@@ -289,6 +355,94 @@ SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
   r.sum = host[0];
   r.abs_sum = host[1];
   return r;
+}
+
+int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream) {
+  if (count == 0) return 0;
+  unsigned long long* d = nullptr;
+  CUDA_CHECK(cudaMallocAsync(&d, sizeof(*d), stream));
+  CUDA_CHECK(cudaMemsetAsync(d, 0, sizeof(*d), stream));
+  sum_i32_i64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d);
+  LABKIT_CHECK_LAUNCH();
+  unsigned long long host = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof(host), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaFreeAsync(d, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<int64_t>(host);
+}
+
+void fill_row_ptr_even(int32_t* out, size_t count, uint64_t nnz, cudaStream_t stream) {
+  if (count < 2) throw std::invalid_argument("labkit::fill_row_ptr_even: no rows");
+  row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, count, nnz);
+  LABKIT_CHECK_LAUNCH();
+}
+
+uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cudaStream_t stream) {
+  if (count < 2) throw std::invalid_argument("labkit::count_not_row_ptr_even: no rows");
+  return count_on_device(stream, [&](unsigned long long* differ) {
+    count_not_row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, nnz, differ);
+  });
+}
+
+void spmv_reference_f64(const int32_t* row_ptr, const int32_t* col_idx, const float* values,
+                        const float* x, int64_t rows, double* ref, double* abs_ref,
+                        cudaStream_t stream) {
+  if (rows <= 0) return;
+  const size_t blocks = std::min<size_t>((static_cast<size_t>(rows) * 32 + kThreads - 1) / kThreads,
+                                         65536 * 4);
+  spmv_reference_f64_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
+      row_ptr, col_idx, values, x, rows, ref, abs_ref);
+  LABKIT_CHECK_LAUNCH();
+}
+
+void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
+                 double hi, cudaStream_t stream) {
+  switch (source) {
+    case protocol::Source::kUniformF32:
+      fill_uniform_f32(static_cast<float*>(out), count, seed, static_cast<float>(lo),
+                       static_cast<float>(hi), stream);
+      return;
+    case protocol::Source::kUniformI32:
+      fill_uniform_i32(static_cast<int32_t*>(out), count, seed, static_cast<int32_t>(lo),
+                       static_cast<int32_t>(hi), stream);
+      return;
+    case protocol::Source::kReduceF32:
+      fill_reduce_f32(static_cast<float*>(out), count, seed, stream);
+      return;
+    case protocol::Source::kSpmvX:
+      fill_spmv_x(static_cast<float*>(out), count, seed, static_cast<float>(lo),
+                  static_cast<float>(hi), stream);
+      return;
+    case protocol::Source::kRowPtrEven:
+      fill_row_ptr_even(static_cast<int32_t*>(out), count, static_cast<uint64_t>(hi), stream);
+      return;
+    case protocol::Source::kArena:
+      break;
+  }
+  throw std::invalid_argument("labkit::fill_source: not a generated source");
+}
+
+uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
+                          double lo, double hi, cudaStream_t stream) {
+  switch (source) {
+    case protocol::Source::kUniformF32:
+      return count_not_uniform_f32(static_cast<const float*>(a), count, seed,
+                                   static_cast<float>(lo), static_cast<float>(hi), stream);
+    case protocol::Source::kUniformI32:
+      return count_not_uniform_i32(static_cast<const int32_t*>(a), count, seed,
+                                   static_cast<int32_t>(lo), static_cast<int32_t>(hi), stream);
+    case protocol::Source::kReduceF32:
+      return count_not_reduce_f32(static_cast<const float*>(a), count, seed, stream);
+    case protocol::Source::kSpmvX:
+      return count_not_spmv_x(static_cast<const float*>(a), count, seed, static_cast<float>(lo),
+                              static_cast<float>(hi), stream);
+    case protocol::Source::kRowPtrEven:
+      return count_not_row_ptr_even(static_cast<const int32_t*>(a), count,
+                                    static_cast<uint64_t>(hi), stream);
+    case protocol::Source::kArena:
+      break;
+  }
+  throw std::invalid_argument("labkit::count_not_source: not a generated source");
 }
 
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream) {

@@ -593,8 +593,19 @@ struct Worker::Impl {
       d.source = static_cast<uint32_t>(s.source);
       d.lo = s.lo;
       d.hi = s.hi;
+      d.seed = s.seed;
+      d.offset = s.offset;
+      const bool generated = s.source != p::Source::kArena;
+      if (s.offset != 0 && (bench || s.offset % 4 != 0 || s.offset % s.elem_size != 0 ||
+                            s.offset >= p::kMaxOffsetBytes)) {
+        throw std::invalid_argument("labkit::OpCall: buffer " + s.name +
+                                    " has an offset a correctness call cannot honour");
+      }
+      if (generated && s.role == p::Role::kOutput) {
+        throw std::invalid_argument("labkit::OpCall: output " + s.name + " cannot be generated");
+      }
       const uint64_t span = (s.bytes() * calls + 63) / 64 * 64;
-      if (s.role != p::Role::kOutput) {
+      if (s.role != p::Role::kOutput && !generated) {
         d.in_offset = cursor;
         cursor += span;
       }
@@ -608,7 +619,7 @@ struct Worker::Impl {
       for (size_t b = 0; b < call.buffers.size(); ++b) {
         const BufferSpec& s = call.buffers[b];
         if (s.role == p::Role::kOutput) continue;
-        if (bench && s.source != p::Source::kArena) continue;
+        if (s.source != p::Source::kArena) continue;  // drawn on the device
         const Bytes& data = call.inputs[c].at(b);
         if (data.size() != s.bytes()) {
           throw std::invalid_argument("labkit::OpCall: input " + s.name + " has the wrong size");
@@ -641,8 +652,11 @@ OpResult Worker::run(const OpCall& call) {
   const double cpu_after = cpu_ms(pid);
   if (cpu_before >= 0 && cpu_after >= 0) result.worker_cpu_ms = cpu_after - cpu_before;
   result.log = tail_of(impl_->read_log(), 2000);
-  uint64_t bytes = 0;
-  for (const BufferSpec& b : call.buffers) bytes += b.bytes() * calls * (b.role == p::Role::kInOut ? 2 : 1);
+  uint64_t bytes = 0;  // what the worker copies: arena inputs in, outputs out
+  for (const BufferSpec& b : call.buffers) {
+    if (b.role != p::Role::kOutput && b.source == p::Source::kArena) bytes += b.bytes() * calls;
+    if (b.role != p::Role::kInput) bytes += b.bytes() * calls;
+  }
   const double allowed = host_cpu_allowance_ms(bytes);
   if (result.outcome == Outcome::kOk && result.worker_cpu_ms > allowed) {
     std::ostringstream os;

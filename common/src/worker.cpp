@@ -93,6 +93,9 @@ bool is_input(uint32_t role) {
   return role == static_cast<uint32_t>(p::Role::kInput) ||
          role == static_cast<uint32_t>(p::Role::kInOut);
 }
+bool generated(const p::BufferDesc& d) {
+  return d.source != static_cast<uint32_t>(p::Source::kArena);
+}
 bool is_output(uint32_t role) {
   return role == static_cast<uint32_t>(p::Role::kOutput) ||
          role == static_cast<uint32_t>(p::Role::kInOut);
@@ -109,6 +112,13 @@ std::string validate(const p::Request& r, uint64_t arena_bytes) {
       return "bad element size";
     }
     if (d.count > (uint64_t{1} << 40)) return "buffer too large";
+    if (d.offset >= p::kMaxOffsetBytes || d.offset % 4 != 0 || d.offset % d.elem_size != 0) {
+      return "bad buffer offset";
+    }
+    if (d.source > static_cast<uint32_t>(p::Source::kRowPtrEven)) return "unknown source";
+    if (d.source != static_cast<uint32_t>(p::Source::kArena) && !is_input(d.role)) {
+      return "an output cannot be generated";
+    }
     const uint64_t span = p::buffer_bytes(d) * r.calls;
     if (d.source == static_cast<uint32_t>(p::Source::kArena) && is_input(d.role) &&
         (d.in_offset > arena_bytes || span > arena_bytes - d.in_offset)) {
@@ -261,8 +271,8 @@ class Runner {
     std::vector<std::unique_ptr<GuardedBuffer>> bufs;
     std::vector<void*> ptrs;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
-      bufs.push_back(
-          std::make_unique<GuardedBuffer>(p::buffer_bytes(req.buffers[b]), g_guard_bytes));
+      bufs.push_back(std::make_unique<GuardedBuffer>(p::buffer_bytes(req.buffers[b]),
+                                                     g_guard_bytes, req.buffers[b].offset));
       ptrs.push_back(bufs.back()->data());
     }
     Call call{req.params, static_cast<int>(req.n_params), ptrs.data(),
@@ -272,7 +282,10 @@ class Runner {
       for (uint32_t b = 0; b < req.n_buffers; ++b) {
         const p::BufferDesc& d = req.buffers[b];
         const uint64_t bytes = p::buffer_bytes(d);
-        if (is_input(d.role)) {
+        if (is_input(d.role) && generated(d)) {
+          fill_source(bufs[b]->data(), static_cast<p::Source>(d.source), d.count,
+                      p::source_seed(d.seed, c), d.lo, d.hi, nullptr);
+        } else if (is_input(d.role)) {
           CUDA_CHECK(cudaMemcpy(bufs[b]->data(), arena_.at(d.in_offset + c * bytes), bytes,
                                 cudaMemcpyHostToDevice));
         } else {
@@ -314,6 +327,11 @@ class Runner {
         if (is_output(d.role)) {
           CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset + c * bytes), bufs[b]->data(), bytes,
                                 cudaMemcpyDeviceToHost));
+        } else if (generated(d)) {
+          if (count_not_source(bufs[b]->data(), static_cast<p::Source>(d.source), d.count,
+                               p::source_seed(d.seed, c), d.lo, d.hi, nullptr) != 0) {
+            reply.inputs_changed |= 1u << b;
+          }
         } else {
           std::vector<char> now(bytes);
           CUDA_CHECK(cudaMemcpy(now.data(), bufs[b]->data(), bytes, cudaMemcpyDeviceToHost));
@@ -343,6 +361,9 @@ class Runner {
       return reply;
     }
     bench_req_ = req;
+    for (uint32_t b = 0; b < req.n_buffers; ++b) {
+      if (req.buffers[b].offset != 0) return bad(reply, "benchmark buffers have no offset");
+    }
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
       const uint64_t bytes = (p::buffer_bytes(req.buffers[b]) + 3) / 4 * 4 + 2 * p::kGuardBytes;
       bench_bufs_.push_back(std::make_unique<DeviceBuffer<char>>(bytes));

@@ -61,6 +61,23 @@ TEST(GuardedBufferGpu, OddSizesRoundUpToWholeWordsAndNoGuardChecksNothing) {
   EXPECT_NE(bare.data(), nullptr);
 }
 
+// A lead moves the data off the allocation's alignment; its words are canaries too, with and
+// without a guard zone (compute-sanitizer replays run with none).
+TEST(GuardedBufferGpu, ALeadMisalignsTheDataAndGuardsItsWords) {
+  LABKIT_REQUIRE_GPU();
+  for (size_t guard : {GuardedBuffer::kDefaultGuard, size_t{0}}) {
+    GuardedBuffer buf(10 * sizeof(float), guard, 12);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.data()) % 256, 12u) << guard;
+    EXPECT_TRUE(buf.check().intact()) << guard;
+    launch_write_at(reinterpret_cast<float*>(buf.data()), -3, 1.0f);  // the first lead word
+    LABKIT_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    const GuardReport g = buf.check();
+    EXPECT_EQ(g.before, 1u) << guard;
+    EXPECT_EQ(g.nearest_before, 3u) << guard;
+  }
+}
+
 TEST(CudaCheckGpu, BadLaunchConfigThrowsWithTheExpression) {
   LABKIT_REQUIRE_GPU();
   launch_bad_config(nullptr);

@@ -18,6 +18,7 @@
 #include "labkit/gpu.hpp"
 #include "labkit/judge.hpp"
 #include "labkit/ops/matmul.hpp"
+#include "labkit/random.hpp"
 
 namespace labkit {
 namespace {
@@ -41,6 +42,51 @@ TEST(WorkerGpu, PassesACorrectKernelAlsoUnderCaptureAndRepeatedCalls) {
   mm::Case captured{96, 80, 40, 3, 1};
   captured.capture = true;
   EXPECT_TRUE(mm::check("correct", captured));
+}
+
+// A generated input is drawn by the worker, fresh per call, the judge's numbers; a buffer
+// with an offset starts that many bytes past an aligned address; a generated input that the
+// launcher writes is reported like any other.
+TEST(WorkerGpu, HonoursBufferOffsetsAndGeneratedInputs) {
+  LABKIT_REQUIRE_GPU();
+  const int M = 4, N = 64, K = 16;
+  const uint64_t seed = 0xC0FFEE;
+  auto make_spec = [&](const std::string& variant, int calls) {
+    CheckSpec s;
+    s.what = variant + " on generated A, offset B";
+    s.call.variant = variant;
+    s.call.params = {M, N, K};
+    s.call.buffers = {{"A", protocol::Role::kInput, 4, M * K, {M, K}},
+                      {"B", protocol::Role::kInput, 4, K * N, {K, N}},
+                      {"C", protocol::Role::kOutput, 4, M * N, {M, N}}};
+    s.call.buffers[0].source = protocol::Source::kUniformF32;
+    s.call.buffers[0].seed = seed;
+    s.call.buffers[0].lo = -2;
+    s.call.buffers[0].hi = 3;
+    s.call.buffers[0].offset = 4;
+    s.call.buffers[1].offset = 12;
+    Bytes b(K * N * 4, 0);
+    for (int c = 0; c < calls; ++c) s.call.inputs.push_back({{}, b, {}});
+    s.verify = [=](int c, const std::vector<Bytes>& out) -> std::string {
+      std::vector<float> got(M * N);
+      std::memcpy(got.data(), out[2].data(), out[2].size());
+      if (got[0] != 4 || got[1] != 12 || got[2] != 0) {
+        return "offsets " + std::to_string(got[0]) + " " + std::to_string(got[1]) + " " +
+               std::to_string(got[2]);
+      }
+      for (int i = 0; i < M * K; ++i) {
+        const float want =
+            uniform_f32(protocol::source_seed(seed, static_cast<uint32_t>(c)), i, -2.0f, 3.0f);
+        if (got[3 + i] != want) return "A[" + std::to_string(i) + "] is not the judge's draw";
+      }
+      return "";
+    };
+    return s;
+  };
+  EXPECT_TRUE(check(make_spec("probe", 3)));
+  const ::testing::AssertionResult written = check(make_spec("writes_input", 1));
+  EXPECT_FALSE(written);
+  EXPECT_TRUE(contains(written.message(), "changed its input A")) << written.message();
 }
 
 TEST(WorkerGpu, ExplainsEachWrongResult) {

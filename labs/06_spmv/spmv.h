@@ -15,7 +15,7 @@
 //   - Within a row the columns come in ANY order, and the same column may appear more than
 //     once: duplicate entries add up (each contributes values[e] * x[col]), as in cuSPARSE.
 //   - Sizes: nnz <= 2^31 - 1 and rows, cols <= 2^31 - 1, so every index fits in an int. The
-//     tests go to about 2^27 entries. An index is an int, but a PRODUCT of indices is not:
+//     tests go up to nnz = 2^31 - 1. An index is an int, but a PRODUCT of indices is not:
 //     a thread number blockIdx.x * blockDim.x + threadIdx.x overflows int once the grid has
 //     2^31 threads (4M rows at one warp per row is 2^27 threads: fine; one thread per entry
 //     at nnz near 2^31 is not). Compute thread and warp numbers in size_t / long long before

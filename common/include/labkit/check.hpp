@@ -11,12 +11,15 @@
 //   - every failure ends with the line that replays it.
 #pragma once
 
+#include <unistd.h>
+
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "labkit/cuda_check.hpp"
 #include "labkit/judge.hpp"
 
 namespace labkit {
@@ -44,6 +47,22 @@ struct CheckSpec {
 // complete. Tests call it only when sanitizer_available(), and skip visibly otherwise.
 ::testing::AssertionResult check_races(const CheckSpec& spec);
 bool sanitizer_available();
+
+// Runs `fn`, the judge's own work on the GPU (a reference over inputs drawn on the device),
+// again after a pause while the GPU's memory is taken by other gradings' tests (cudaMalloc
+// failing), for up to a minute; then the error goes on.
+template <typename Fn>
+auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      return fn();
+    } catch (const CudaError& e) {
+      if (e.code() != cudaErrorMemoryAllocation || attempt >= 12) throw;
+      cudaGetLastError();
+      ::sleep(5);
+    }
+  }
+}
 
 // How a failed check ended, for the results stream: "failed", "crashed" or "timeout".
 // Reset at the start of every test by the judge's listener.

@@ -99,28 +99,39 @@ struct GuardReport {
 
 // Canary zones of `guard` bytes (a multiple of 4) on each side of `bytes` of data, the data
 // rounded up to whole words, in the allocation at `base`: written, then checked after a call.
+// `lead` (a multiple of 4) more bytes of canary before the data move its start off the
+// allocation's alignment: the data start at base + guard + lead.
 inline size_t round_to_words(size_t bytes) { return (bytes + 3) / 4 * 4; }
 
-inline void write_canaries(char* base, size_t bytes, size_t guard) {
-  if (guard == 0) return;
-  const std::vector<uint32_t> canary(guard / 4, kCanaryBits);
-  CUDA_CHECK(cudaMemcpy(base, canary.data(), guard, cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(base + guard + round_to_words(bytes), canary.data(), guard,
-                        cudaMemcpyHostToDevice));
+inline void write_canaries(char* base, size_t bytes, size_t guard, size_t lead = 0) {
+  const size_t front = guard + lead;
+  if (front > 0) {
+    const std::vector<uint32_t> canary(front / 4, kCanaryBits);
+    CUDA_CHECK(cudaMemcpy(base, canary.data(), front, cudaMemcpyHostToDevice));
+  }
+  if (guard > 0) {
+    const std::vector<uint32_t> canary(guard / 4, kCanaryBits);
+    CUDA_CHECK(cudaMemcpy(base + front + round_to_words(bytes), canary.data(), guard,
+                          cudaMemcpyHostToDevice));
+  }
 }
 
-inline GuardReport check_canaries(const char* base, size_t bytes, size_t guard) {
+inline GuardReport check_canaries(const char* base, size_t bytes, size_t guard, size_t lead = 0) {
   GuardReport r;
-  if (guard == 0) return r;
-  std::vector<uint32_t> before(guard / 4), after(guard / 4);
-  CUDA_CHECK(cudaMemcpy(before.data(), base, guard, cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(after.data(), base + guard + round_to_words(bytes), guard,
-                        cudaMemcpyDeviceToHost));
+  const size_t front = guard + lead;
+  std::vector<uint32_t> before(front / 4), after(guard / 4);
+  if (front > 0) CUDA_CHECK(cudaMemcpy(before.data(), base, front, cudaMemcpyDeviceToHost));
+  if (guard > 0) {
+    CUDA_CHECK(cudaMemcpy(after.data(), base + front + round_to_words(bytes), guard,
+                          cudaMemcpyDeviceToHost));
+  }
   for (size_t i = 0; i < before.size(); ++i) {
     if (before[before.size() - 1 - i] != kCanaryBits) {
       if (r.before == 0) r.nearest_before = i + 1;
       ++r.before;
     }
+  }
+  for (size_t i = 0; i < after.size(); ++i) {
     if (after[i] != kCanaryBits) {
       if (r.after == 0) r.first_after = i;
       ++r.after;
@@ -136,24 +147,27 @@ class GuardedBuffer {
  public:
   static constexpr size_t kDefaultGuard = size_t{1} << 16;  // 64 KiB of canary on each side
 
-  explicit GuardedBuffer(size_t bytes, size_t guard = kDefaultGuard)
-      : bytes_(bytes), guard_(guard / 4 * 4), storage_(round_to_words(bytes) + 2 * guard_) {
-    write_canaries(storage_.get(), bytes_, guard_);
+  // `lead` (a multiple of 4): the data start that many bytes past an aligned address, after a
+  // canary zone of guard + lead bytes (a misaligned pointer, where an interface allows one).
+  explicit GuardedBuffer(size_t bytes, size_t guard = kDefaultGuard, size_t lead = 0)
+      : bytes_(bytes), guard_(guard / 4 * 4), lead_(lead / 4 * 4),
+        storage_(round_to_words(bytes) + 2 * guard_ + lead_) {
+    write_canaries(storage_.get(), bytes_, guard_, lead_);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  char* data() { return storage_.get() + guard_; }
+  char* data() { return storage_.get() + guard_ + lead_; }
   size_t bytes() const { return bytes_; }
-  // The whole allocation (canaries included) and where data() starts in it: what a worker
-  // hands the benchmark judge by CUDA IPC.
+  // The whole allocation (canaries included) and the canary zone after the data.
   char* allocation() { return storage_.get(); }
   size_t guard() const { return guard_; }
 
-  GuardReport check() const { return check_canaries(storage_.get(), bytes_, guard_); }
+  GuardReport check() const { return check_canaries(storage_.get(), bytes_, guard_, lead_); }
 
  private:
   size_t bytes_;
   size_t guard_;
+  size_t lead_;
   DeviceBuffer<char> storage_;
 };
 

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "labkit/protocol.hpp"
+
 namespace labkit {
 
 void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
@@ -31,6 +33,24 @@ struct SumAbs {
   double abs_sum = 0;
 };
 SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream);
+// row_ptr of count - 1 rows sharing nnz entries evenly: out[i] = floor(i * nnz / (count - 1));
+// and how many elements differ from it (synchronises).
+void fill_row_ptr_even(int32_t* out, size_t count, uint64_t nnz, cudaStream_t stream);
+uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cudaStream_t stream);
+// y = A x's reference for a CSR matrix (32-bit indices, rows up to nnz = 2^31 - 1): per row, the
+// sum of a x and of |a x| in double, into ref[rows] and abs_ref[rows] (device). Asynchronous.
+void spmv_reference_f64(const int32_t* row_ptr, const int32_t* col_idx, const float* values,
+                        const float* x, int64_t rows, double* ref, double* abs_ref,
+                        cudaStream_t stream);
+// The exact sum of x[0..count) in 64 bits (an int sum's reference); synchronises.
+int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream);
+// A generated source (protocol::Source, not kArena) into `out`: `count` elements drawn from
+// `seed` (and lo, hi where the source has a range); and how many elements of `a` differ from
+// what it draws (synchronises). Throws std::invalid_argument for kArena.
+void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
+                 double hi, cudaStream_t stream);
+uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
+                          double lo, double hi, cudaStream_t stream);
 // out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
 // The convolution's reference in double (a thread per output, no bias), NCHW: y[n][co][oh][ow]

@@ -34,8 +34,13 @@ struct BufferSpec {
   uint32_t elem_size = 4;
   uint64_t count = 0;
   std::vector<uint64_t> dims;       // for messages: {rows, cols}, {n}, {n, c, h, w}
-  protocol::Source source = protocol::Source::kArena;  // benchmarks may generate inputs
+  protocol::Source source = protocol::Source::kArena;  // or drawn on the device (protocol.hpp)
   double lo = -1.0, hi = 1.0;       // generator range
+  // Correctness calls only: a generated source's seed (call c draws with
+  // protocol::source_seed(seed, c); OpCall::inputs holds no bytes for that buffer), and how many
+  // bytes past an aligned address the buffer starts (protocol::BufferDesc::offset).
+  uint64_t seed = 0;
+  uint32_t offset = 0;
   uint64_t bytes() const { return count * elem_size; }
 };
 

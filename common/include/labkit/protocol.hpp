@@ -1,7 +1,7 @@
 // The judge <-> worker wire format. The worker runs the student's code; the judge holds the
 // reference, the comparison and the clock. Messages are fixed-size plain structs sent over
 // pipes. Correctness tests move their bulk data (inputs, outputs) through a shared memory
-// arena both processes map; benchmarks through the worker's device buffers, which the judge
+// arena both processes map (inputs too large for the host are drawn on the device: Source); benchmarks through the worker's device buffers, which the judge
 // maps by CUDA IPC and fills and reads itself. Every request carries a fresh nonce the reply must echo. The judge
 // checks every field of every reply: a worker is untrusted.
 #pragma once
@@ -11,7 +11,7 @@
 
 namespace labkit::protocol {
 
-inline constexpr uint32_t kMagic = 0x4C424B33u;  // "LBK3"
+inline constexpr uint32_t kMagic = 0x4C424B34u;  // "LBK4"
 inline constexpr int kMaxParams = 16;
 inline constexpr int kMaxBuffers = 8;
 inline constexpr int kMaxCalls = 8;
@@ -38,15 +38,22 @@ enum class Op : uint32_t {
 
 enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };
 
-// Where a buffer's contents come from.
+// Where a buffer's contents come from. The generated sources are drawn on the device, fresh
+// per call: in a benchmark by the judge (into the worker's buffers, from the call's seed); in a
+// correctness call (kRun: inputs too large to pass through the host) by the worker, from the
+// buffer's `seed` (call c: source_seed(seed, c)), for an input or in-out buffer; the judge
+// draws the same numbers on its own GPU memory for its reference, and never takes the
+// worker's copy on trust.
 enum class Source : uint32_t {
   kArena = 0,        // bytes written by the judge into the arena
-  kUniformF32 = 1,   // benchmark: fresh per call, labkit::uniform_f32(seed, i, lo, hi) on device
-  kUniformI32 = 2,   // benchmark: fresh per call, labkit::uniform_i32(seed, i, lo, hi) on device
-  kReduceF32 = 3,    // benchmark: fresh per call, the reduce family's float inputs
-                     // (labkit/ops/reduce_dist.hpp, n = the buffer's count) on device
-  kSpmvX = 4,        // benchmark: fresh per call, the spmv family's x (labkit/ops/spmv_dist.hpp:
-                     // uniform in [lo, hi), one planted column) on device
+  kUniformF32 = 1,   // labkit::uniform_f32(seed, i, lo, hi)
+  kUniformI32 = 2,   // labkit::uniform_i32(seed, i, lo, hi)
+  kReduceF32 = 3,    // the reduce family's float inputs (labkit/ops/reduce_dist.hpp, n = the
+                     // buffer's count)
+  kSpmvX = 4,        // the spmv family's x (labkit/ops/spmv_dist.hpp: uniform in [lo, hi), one
+                     // planted column)
+  kRowPtrEven = 5,   // int32 row_ptr of count - 1 rows sharing hi entries evenly:
+                     // out[i] = floor(i * hi / (count - 1)) (no seed)
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
@@ -58,8 +65,11 @@ struct BufferDesc {
   uint64_t in_offset = 0;   // arena offset of call 0's input bytes; call c at + c * bytes
   uint64_t out_offset = 0;  // arena offset where call 0's output goes; call c at + c * bytes
   uint32_t source = 0;      // Source
-  uint32_t reserved = 0;
-  double lo = 0, hi = 0;    // generator range (benchmark sources)
+  uint32_t offset = 0;      // kRun: the buffer starts `offset` bytes past a 256-byte aligned
+                            // address (a multiple of 4 and of elem_size, < kMaxOffsetBytes):
+                            // the pointer a launcher gets need not be aligned
+  double lo = 0, hi = 0;    // generator range (generated sources)
+  uint64_t seed = 0;        // kRun, generated sources: call 0's seed (source_seed)
 };
 
 enum Flags : uint32_t {
@@ -115,6 +125,9 @@ struct Reply {
   char variants[kMaxVariants][kNameLen] = {};
 };
 
+// The largest BufferDesc::offset, exclusive.
+inline constexpr uint32_t kMaxOffsetBytes = 256;
+
 // Canary zone size on each side of every device buffer, in bytes.
 inline constexpr uint64_t kGuardBytes = uint64_t{1} << 16;
 
@@ -124,6 +137,12 @@ inline uint64_t buffer_bytes(const BufferDesc& b) { return b.count * b.elem_size
 // judge's baseline draw the same inputs with it.
 inline uint64_t buffer_seed(uint64_t seed, uint32_t b) {
   return seed ^ (0x9E3779B97F4A7C15ull * (b + 1));
+}
+
+// The generator seed of call `c` of a correctness request, for a buffer whose `seed` is `seed`:
+// the worker draws with it, and so does the judge for its reference.
+inline uint64_t source_seed(uint64_t seed, uint32_t c) {
+  return seed ^ (0xD1B54A32D192ED03ull * (c + 1));
 }
 
 }  // namespace labkit::protocol

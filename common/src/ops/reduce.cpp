@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
 
@@ -52,6 +54,34 @@ const char* dtype_name(DType d) { return d == DType::kF32 ? "f32" : "i32"; }
 
 namespace {
 
+// Where a device_inputs case's buffers come from: the same distributions as the host's.
+struct Sources {
+  protocol::Source in, workspace;
+  uint64_t in_seed, workspace_seed;
+  double lo, hi, workspace_lo, workspace_hi;
+};
+
+Sources device_sources(const Case& c) {
+  Sources s;
+  s.in_seed = mix_seed(c.seed, 0x1AB0u);
+  s.workspace_seed = mix_seed(c.seed, 0x5A5A5A5Au);
+  if (c.dtype == DType::kF32) {
+    s.in = protocol::Source::kReduceF32;
+    s.lo = s.hi = 0;
+    s.workspace = protocol::Source::kUniformF32;
+    s.workspace_lo = 100.0;
+    s.workspace_hi = 1000.0;
+  } else {
+    s.in = protocol::Source::kUniformI32;
+    s.lo = 1;
+    s.hi = 4;
+    s.workspace = protocol::Source::kUniformI32;
+    s.workspace_lo = 100000;
+    s.workspace_hi = 1000000;
+  }
+  return s;
+}
+
 // The inputs and references of one case's calls. The variants of a lab run the same cases one
 // after the other, so the last one is kept: a gigabyte is generated and summed once, not once
 // per variant.
@@ -60,6 +90,7 @@ struct Generated {
   DType dtype = DType::kF32;
   uint64_t seed = 0;
   int calls = 0;
+  bool device_inputs = false;
   std::vector<std::vector<Bytes>> inputs;  // [call]: in, out (empty), workspace garbage
   std::shared_ptr<const std::vector<Expected>> expected;
 };
@@ -67,12 +98,32 @@ struct Generated {
 const Generated& generated(const Case& c) {
   static Generated last;
   if (last.expected && last.n == c.n && last.workspace == c.workspace && last.dtype == c.dtype &&
-      last.seed == c.seed && last.calls == c.calls) {
+      last.seed == c.seed && last.calls == c.calls && last.device_inputs == c.device_inputs) {
     return last;
   }
   last = Generated{};
   auto expected = std::make_shared<std::vector<Expected>>();
-  for (int call = 0; call < c.calls; ++call) {
+  for (int call = 0; c.device_inputs && call < c.calls; ++call) {
+    // What the worker draws (device_sources() below), drawn again here on the judge's GPU and
+    // summed there: the reference never takes the worker's copy on trust.
+    const Sources src = device_sources(c);
+    const uint64_t seed = protocol::source_seed(src.in_seed, static_cast<uint32_t>(call));
+    expected->push_back(with_gpu_memory([&] {
+      DeviceBuffer<char> in(c.n * 4);
+      fill_source(in.get(), src.in, c.n, seed, src.lo, src.hi, nullptr);
+      Expected e;
+      if (c.dtype == DType::kF32) {
+        const SumAbs r = sum_abs_f64(reinterpret_cast<const float*>(in.get()), c.n, nullptr);
+        e.sum = r.sum;
+        e.abs_sum = r.abs_sum;
+      } else {
+        e.int_sum = sum_i32_i64(reinterpret_cast<const int32_t*>(in.get()), c.n, nullptr);
+      }
+      return e;
+    }));
+    last.inputs.push_back({{}, {}, {}});
+  }
+  for (int call = 0; !c.device_inputs && call < c.calls; ++call) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
     Bytes in, garbage;
     if (c.dtype == DType::kF32) {
@@ -98,6 +149,7 @@ const Generated& generated(const Case& c) {
   last.dtype = c.dtype;
   last.seed = c.seed;
   last.calls = c.calls;
+  last.device_inputs = c.device_inputs;
   last.expected = std::move(expected);
   return last;
 }
@@ -107,7 +159,9 @@ const Generated& generated(const Case& c) {
 CheckSpec spec(const std::string& variant, const Case& c) {
   CheckSpec s;
   std::ostringstream what;
-  what << variant << " (" << dtype_name(c.dtype) << ") on n=" << c.n << " [seed " << c.seed << "]";
+  what << variant << " (" << dtype_name(c.dtype) << ") on n=" << c.n;
+  if (c.in_offset != 0) what << ", `in` " << c.in_offset << " elements past a 16-byte boundary";
+  what << " [seed " << c.seed << "]";
   s.what = what.str();
   s.call.variant = variant;
   s.call.params = {static_cast<int64_t>(c.n), static_cast<int64_t>(c.dtype)};
@@ -115,6 +169,20 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   s.call.buffers = {{"in", protocol::Role::kInput, 4, c.n, {c.n}},
                     {"out", protocol::Role::kOutput, 4, 1, {1}},
                     {"workspace", protocol::Role::kInOut, 4, c.workspace, {c.workspace}}};
+  s.call.buffers[0].offset = 4 * c.in_offset;
+  if (c.device_inputs) {
+    const Sources src = device_sources(c);
+    BufferSpec& in = s.call.buffers[0];
+    in.source = src.in;
+    in.seed = src.in_seed;
+    in.lo = src.lo;
+    in.hi = src.hi;
+    BufferSpec& ws = s.call.buffers[2];
+    ws.source = src.workspace;
+    ws.seed = src.workspace_seed;
+    ws.lo = src.workspace_lo;
+    ws.hi = src.workspace_hi;
+  }
   const Generated& g = generated(c);
   s.call.inputs = g.inputs;
   const auto expected = g.expected;
@@ -124,9 +192,15 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     const Expected& e = (*expected)[call];
     const VectorLayout layout{1, 1, {}, "out"};
     if (dtype == DType::kI32) {
+      // An int holds the sum's low 32 bits (two's complement): all of it up to 2^29 elements
+      // of at most 4, the sum modulo 2^32 beyond (what 32-bit additions give, in any order).
+      const int64_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(e.int_sum));
       const CompareResult r = compare_vector_exact(observe(outputs[1], labkit::DType::kI32),
-                                                   {e.int_sum}, layout);
-      return r.ok() ? "" : "the sum of " + std::to_string(n) + " ints is not exact: " + r.report();
+                                                   {wrapped}, layout);
+      const std::string modulo = wrapped == e.int_sum ? "" : " (modulo 2^32: the sum " +
+                                 std::to_string(e.int_sum) + " does not fit in an int)";
+      return r.ok() ? "" : "the sum of " + std::to_string(n) + " ints is not exact" + modulo +
+                               ": " + r.report();
     }
     const double bound =
         kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * e.abs_sum;
@@ -137,7 +211,9 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   s.fault_hint =
       "an illegal address usually means an index past the end of `in` (the tail: n is not a "
       "multiple of the block or of the elements per thread) or past the partial sums of a level "
-      "in `workspace`";
+      "in `workspace`, or an index computed in 32 bits that wrapped (n past 2^31); a "
+      "misaligned address means a vector load (float4, int4) from an address that is not a "
+      "multiple of 16: `in` may be any pointer, so load its head and tail one element at a time";
   return s;
 }
 

@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
@@ -40,7 +42,99 @@ double row_bound(int64_t len, double abs_sum) {
   return std::min(kSpmvBoundC * n, kSpmvWalkC * std::sqrt(n)) * std::ldexp(1.0, -24) * abs_sum;
 }
 
+namespace {
+
+// The length of row r of a DeviceMatrix (row_ptr[r] = floor(r * nnz / rows)).
+int64_t even_row_start(const DeviceMatrix& d, int64_t r) {
+  return static_cast<int64_t>(static_cast<uint64_t>(r) * static_cast<uint64_t>(d.nnz) /
+                              static_cast<uint64_t>(d.rows));
+}
+int64_t even_row_length(const DeviceMatrix& d, int64_t r) {
+  return even_row_start(d, r + 1) - even_row_start(d, r);
+}
+
+CheckSpec device_spec(const std::string& variant, const Case& c) {
+  const DeviceMatrix d = c.device;
+  if (d.rows < 1 || d.cols < 1 || d.nnz < 0 || d.nnz > kMaxNnz) {
+    throw std::invalid_argument("spmv::Case " + c.name + ": a device matrix out of range");
+  }
+  const size_t rows = static_cast<size_t>(d.rows), cols = static_cast<size_t>(d.cols),
+               nnz = static_cast<size_t>(d.nnz);
+  CheckSpec s;
+  std::ostringstream what;
+  what << variant << " on " << c.name << " (rows " << rows << ", cols " << cols << ", nnz " << nnz
+       << ", drawn on the GPU) [seed " << c.seed << "]";
+  s.what = what.str();
+  s.call.variant = variant;
+  s.call.params = {d.rows, d.cols, d.nnz};
+  s.call.capture = c.capture;
+  const size_t ws_words = (c.workspace_bytes + 3) / 4;
+  using protocol::Role;
+  using protocol::Source;
+  s.call.buffers = {{"row_ptr", Role::kInput, 4, rows + 1, {rows + 1}, Source::kRowPtrEven, 0,
+                     static_cast<double>(nnz)},
+                    {"col_idx", Role::kInput, 4, nnz, {nnz}, Source::kUniformI32, 0,
+                     static_cast<double>(d.cols - 1)},
+                    {"values", Role::kInput, 4, nnz, {nnz}, Source::kUniformF32, kValueLo, kValueHi},
+                    {"x", Role::kInput, 4, cols, {cols}, Source::kSpmvX, kXLo, kXHi},
+                    {"y", Role::kOutput, 4, rows, {rows}},
+                    {"workspace", Role::kInOut, 4, ws_words, {ws_words}, Source::kUniformF32,
+                     100.0, 1000.0}};
+  for (uint32_t b = 0; b < s.call.buffers.size(); ++b) {
+    s.call.buffers[b].seed = mix_seed(c.seed, 0xD3u + b);
+  }
+  // The reference, call by call: the same draws on the judge's GPU (freed before the worker
+  // allocates its own), multiplied in double.
+  auto expected = std::make_shared<std::vector<Expected>>();
+  for (int call = 0; call < c.calls; ++call) {
+    expected->push_back(with_gpu_memory([&] {
+      DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
+      DeviceBuffer<float> values(nnz), x(cols);
+      DeviceBuffer<double> ref(rows), abs_ref(rows);
+      void* bufs[4] = {row_ptr.get(), col_idx.get(), values.get(), x.get()};
+      for (uint32_t b = 0; b < 4; ++b) {
+        const BufferSpec& spec = s.call.buffers[b];
+        fill_source(bufs[b], spec.source, spec.count,
+                    protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo, spec.hi,
+                    nullptr);
+      }
+      spmv_reference_f64(row_ptr.get(), col_idx.get(), values.get(), x.get(), d.rows, ref.get(),
+                         abs_ref.get(), nullptr);
+      CUDA_CHECK(cudaDeviceSynchronize());
+      Expected e;
+      e.ref = ref.download();
+      e.bound = abs_ref.download();
+      for (size_t r = 0; r < rows; ++r) {
+        e.bound[r] = row_bound(even_row_length(d, static_cast<int64_t>(r)), e.bound[r]);
+      }
+      return e;
+    }));
+    s.call.inputs.push_back({{}, {}, {}, {}, {}, {}});
+  }
+  const std::string name = c.name;
+  s.verify = [expected, d, name](int call, const std::vector<Bytes>& outputs) -> std::string {
+    const Expected& e = (*expected)[call];
+    VectorLayout layout;
+    layout.n = static_cast<size_t>(d.rows);
+    layout.segment = 256;
+    layout.name = "y";
+    layout.group = [d](size_t r) { return length_class(even_row_length(d, static_cast<int64_t>(r))); };
+    const CompareResult r =
+        compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout);
+    if (r.ok()) return "";
+    return "y = A x is wrong on " + name + " (y[i] is row i): " + r.report();
+  };
+  s.fault_hint =
+      "an illegal address usually means an index past the end of a buffer; with nnz near "
+      "2^31 - 1, also an entry index stepped in 32 bits (e += 32 wraps past 2^31 - 1: step it in "
+      "int64_t) or a thread number computed in int";
+  return s;
+}
+
+}  // namespace
+
 CheckSpec spec(const std::string& variant, const Case& c) {
+  if (!c.matrix && c.device.rows > 0) return device_spec(variant, c);
   if (!c.matrix) throw std::invalid_argument("spmv::Case without a matrix");
   const std::string problem = validate(*c.matrix);
   if (!problem.empty()) throw std::invalid_argument("spmv::Case " + c.name + ": " + problem);

@@ -30,31 +30,6 @@ void cusparse_check(cusparseStatus_t status, const char* expr, int line) {
 // Buffer indices, as in spmv_worker.hpp.
 constexpr uint32_t kValues = 2, kX = 3, kY = 4;
 
-// Each row's sum of a x and of |a x| in double: a warp per row, lanes striding the row, then
-// shuffles. The reference a timed call's y is checked against, with the tests' bound.
-__global__ void reference_f64_kernel(const int* row_ptr, const int* col_idx, const float* values,
-                                     const float* x, int rows, double* ref, double* abs_ref) {
-  const int lane = threadIdx.x % 32;
-  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
-  for (long long r = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
-       r < rows; r += warps) {
-    double s = 0, a = 0;
-    for (int e = row_ptr[r] + lane; e < row_ptr[r + 1]; e += 32) {
-      const double term = static_cast<double>(values[e]) * static_cast<double>(x[col_idx[e]]);
-      s += term;
-      a += fabs(term);
-    }
-    for (int off = 16; off > 0; off /= 2) {
-      s += __shfl_down_sync(0xffffffffu, s, off);
-      a += __shfl_down_sync(0xffffffffu, a, off);
-    }
-    if (lane == 0) {
-      ref[r] = s;
-      abs_ref[r] = a;
-    }
-  }
-}
-
 // cusparseSpMV (CSR, FP32, 32-bit indices, the default algorithm) on the benchmark's matrix.
 class CusparseSpmv : public bench::Baseline {
  public:
@@ -108,12 +83,8 @@ class CusparseSpmv : public bench::Baseline {
     if (outputs.size() <= kY || outputs[kY].size() != y_.bytes()) return "y has the wrong size";
     const size_t rows = static_cast<size_t>(m_->rows);
     if (rows > 0) {
-      constexpr int kBlock = 256;
-      const size_t blocks = std::min<size_t>((rows * 32 + kBlock - 1) / kBlock, 65536 * 4);
-      reference_f64_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, s>>>(
-          row_ptr_.get(), col_idx_.get(), values_.get(), x_.get(), m_->rows, ref_.get(),
-          abs_ref_.get());
-      LABKIT_CHECK_LAUNCH();
+      spmv_reference_f64(row_ptr_.get(), col_idx_.get(), values_.get(), x_.get(), m_->rows,
+                         ref_.get(), abs_ref_.get(), s);
     }
     CUDA_CHECK(cudaStreamSynchronize(s));
     std::vector<double> ref = ref_.download(), abs_ref = abs_ref_.download();

@@ -9,6 +9,11 @@
 //   268435456 floats: the benchmark's size, with the tests' bound, so that a path taken only at
 //     the benchmark's size is checked like every other (labkit/ops/reduce_dist.hpp: a lost
 //     planted element, a sample or a stale sum fails there as anywhere)
+//   2^31 + 2^20 + 7 (Past2p31), floats and ints: n is a size_t, so an index, count or grid
+//     stride computed in 32 bits wraps (ints compared modulo 2^32: the sum leaves the int
+//     range); 8.6 GB, drawn on the GPU and summed there for the reference (cases.hpp)
+//   offsets 1, 2, 3 at 2^24 + 3: `in` may be any pointer (the public tests do 2^20 + 3; a
+//     version whose vector path starts past the public sizes is checked here)
 //   repeat: three calls on the same buffers, fresh inputs, fresh garbage in the workspace
 //   races: compute-sanitizer racecheck on a small int sum (a missing barrier often still
 //     gives the right sum, so the result alone does not show it)
@@ -55,6 +60,30 @@ INSTANTIATE_TEST_SUITE_P(BenchScale, ReduceHidden,
                                             ::testing::Values(DType::kF32),
                                             ::testing::Values(size_t{1} << 28)),
                          lab05::param_name);
+
+// 2^31 + 2^20 + 7: past every 32-bit index (the public sizes never reach 2^31).
+INSTANTIATE_TEST_SUITE_P(Past2p31, ReduceHidden,
+                         ::testing::Combine(::testing::ValuesIn(lab05::kVariants),
+                                            ::testing::ValuesIn(lab05::kDTypes),
+                                            ::testing::Values((size_t{1} << 31) + (size_t{1} << 20) + 7)),
+                         lab05::param_name);
+
+class ReduceHiddenOffset : public ::testing::TestWithParam<lab05::OffsetParam> {};
+
+TEST_P(ReduceHiddenOffset, AnyInputPointer) {
+  LABKIT_REQUIRE_GPU();
+  const auto& [variant, dtype, n, offset] = GetParam();
+  lab05::rd::Case c = lab05::make_case(n, dtype, seed_for(n + offset, dtype));
+  c.in_offset = offset;
+  LABKIT_EXPECT_OK(lab05::rd::check(variant, c));
+}
+
+INSTANTIATE_TEST_SUITE_P(Offsets, ReduceHiddenOffset,
+                         ::testing::Combine(::testing::ValuesIn(lab05::kVariants),
+                                            ::testing::ValuesIn(lab05::kDTypes),
+                                            ::testing::Values((size_t{1} << 24) + 3),
+                                            ::testing::Values(1u, 2u, 3u)),
+                         lab05::offset_param_name);
 
 class ReduceHiddenRepeat : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
 

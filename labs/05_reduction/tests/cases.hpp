@@ -32,6 +32,10 @@ inline std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return variant + "_" + rd::dtype_name(dtype) + "_n" + std::to_string(n);
 }
 
+// Past 2^30 elements (4 GiB) the inputs are drawn on the GPU and the reference summed there:
+// nothing that size goes through the host.
+inline constexpr size_t kDeviceInputsFrom = size_t{1} << 30;
+
 inline rd::Case make_case(size_t n, rd::DType dtype, uint64_t seed, int calls = 1) {
   rd::Case c;
   c.n = n;
@@ -39,7 +43,18 @@ inline rd::Case make_case(size_t n, rd::DType dtype, uint64_t seed, int calls = 
   c.seed = seed;
   c.workspace = reduce_workspace_size(n);
   c.calls = calls;
+  c.device_inputs = n >= kDeviceInputsFrom;
   return c;
+}
+
+// `in` at an element offset from a 16-byte boundary: the tests of "any pointer".
+using OffsetParam = std::tuple<std::string, rd::DType, size_t, uint32_t>;
+
+// "v4_optimized_f32_n1048579_off3"
+inline std::string offset_param_name(const ::testing::TestParamInfo<OffsetParam>& info) {
+  const auto& [variant, dtype, n, offset] = info.param;
+  return variant + "_" + rd::dtype_name(dtype) + "_n" + std::to_string(n) + "_off" +
+         std::to_string(offset);
 }
 
 }  // namespace lab05

@@ -12,8 +12,11 @@
 //     row_ptr[rows] = nnz, matters (a kernel that stops a row early, or treats the last row
 //     as empty, or never runs the last row, is wrong there)
 //   unsorted, duplicates: any column order, repeated entries add up
+//   long_rows_unsorted_dups: both in rows of 10^4 to 10^5 entries (the paths for long rows:
+//     a block or several per row, bins, splits)
 //   rows_past_2p26: 2^26 + 2^20 rows: a warp-per-row thread number computed in int wraps
 //   uniform_2p22_len32: 2^27 entries (the benchmark's size)
+//   nnz_max (SpmvHiddenNnzMax): nnz = 2^31 - 1, drawn on the GPU: 32-bit entry loops wrap
 //   laplacian_bench, denserow_bench: the benchmark's Laplacian and dense-row classes at its
 //     size, drawn from the seed (grid size, dense row's place), columns in random order
 //   repeat: three calls on the same buffers, fresh values, x and workspace garbage each
@@ -71,6 +74,10 @@ TEST_P(SpmvHiddenLarge, MatchesReference) {
   LABKIT_EXPECT_OK(lab06::sp::check(variant, lab06::make_case(matrix, seed_for(matrix))));
 }
 
+INSTANTIATE_TEST_SUITE_P(LongRowsUnsortedDups, SpmvHiddenLarge,
+                         ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
+                                            ::testing::Values(std::string("long_rows_unsorted_dups"))),
+                         lab06::param_name);
 INSTANTIATE_TEST_SUITE_P(Rows2p26, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
                                             ::testing::Values(std::string("rows_past_2p26"))),
@@ -87,6 +94,26 @@ INSTANTIATE_TEST_SUITE_P(BenchScaleDenseRow, SpmvHiddenLarge,
                          ::testing::Combine(::testing::ValuesIn(lab06::kVariants),
                                             ::testing::Values(std::string("denserow_bench"))),
                          lab06::param_name);
+
+// nnz = 2^31 - 1, the most the interface allows (16 GiB of col_idx and values, drawn on the
+// GPU): 2^21 + 1 rows of about 1024 entries, columns uniform in any order, the last row ending
+// at entry 2^31 - 2. An entry index stepped in an int (e += 32) wraps there, and so does a
+// thread number per entry.
+class SpmvHiddenNnzMax : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SpmvHiddenNnzMax, MatchesReference) {
+  LABKIT_REQUIRE_GPU();
+  lab06::sp::Case c;
+  c.device = {(1 << 21) + 1, (1 << 20) + 7, lab06::sp::kMaxNnz};
+  c.name = "2097153 x 1048583, nnz = 2^31 - 1 (about 1024 per row, columns in any order)";
+  c.seed = seed_for("nnz_max");
+  c.workspace_bytes = spmv_workspace_bytes(static_cast<size_t>(c.device.rows),
+                                           static_cast<size_t>(c.device.nnz));
+  LABKIT_EXPECT_OK(lab06::sp::check(GetParam(), c));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, SpmvHiddenNnzMax, ::testing::ValuesIn(lab06::kVariants),
+                         [](const auto& info) { return info.param; });
 
 class SpmvHiddenRepeat : public ::testing::TestWithParam<lab06::Param> {};
 

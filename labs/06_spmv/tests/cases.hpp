@@ -80,6 +80,17 @@ inline const std::vector<MatrixDef>& matrices() {
        [](uint64_t s) { return sp::shuffled_within_rows(sp::uniform_random(1500, 1500, 1, 70, s), s + 1); }},
       {"duplicates", "uniform 1500 x 1500, 1-70 per row, 10% of the entries repeated in their row",
        [](uint64_t s) { return sp::with_duplicates(sp::uniform_random(1500, 1500, 1, 70, s), 0.1, s + 1); }},
+      // Long rows whose columns come in any order and repeat: a kernel that splits a long row
+      // among threads, blocks or bins must still add every entry once, duplicates included,
+      // whatever the order (one that merges sorted runs, skips a repeated column, or stops at
+      // the first column below the previous one is wrong on every row). About 7 million
+      // entries.
+      {"long_rows_unsorted_dups", "101 x 200003, 10000-100000 entries per row, 25% of them repeated in their row, columns in random order",
+       [](uint64_t s) {
+         return sp::shuffled_within_rows(
+             sp::with_duplicates(sp::uniform_random(101, 200003, 10000, 100000, s), 0.25, s + 1),
+             s + 2);
+       }},
       // 2^26 + 2^20 rows at 0-2 entries: at one warp per row the thread number passes 2^31.
       {"rows_past_2p26", "67108864 + 1048576 rows x 1000, 0-2 entries per row",
        [](uint64_t s) { return sp::uniform_random((1 << 26) + (1 << 20), 1000, 0, 2, s); }},
@@ -109,7 +120,7 @@ inline const std::vector<MatrixDef>& matrices() {
 // (hundreds of megabytes) are kept one at a time.
 inline bool is_large(const std::string& name) {
   return name == "rows_past_2p26" || name == "uniform_2p22_len32" || name == "laplacian_bench" ||
-         name == "denserow_bench";
+         name == "denserow_bench" || name == "long_rows_unsorted_dups";
 }
 
 inline std::shared_ptr<const sp::Csr> matrix(const std::string& name, uint64_t seed,

@@ -4,8 +4,9 @@
 // predicted, sampled or reused from another call. Ints are in [1, 4] (a kernel that writes 0 is
 // wrong at every n, and int sums of 2^28 + 1 elements fit in an int). The workspace is filled
 // with garbage before every call (a kernel that relies on its contents is wrong). Int sums must
-// be exact; float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of the double
-// reference, in tests and benchmarks alike.
+// be exact (modulo 2^32, two's complement, once n is large enough that the sum leaves the int
+// range: past 2^29 elements); float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of
+// the double reference, in tests and benchmarks alike.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,11 @@ struct Case {
   size_t workspace = 1024;  // elements (the lab's reduce_workspace_size(n))
   int calls = 1;            // > 1: same buffers, fresh inputs and fresh garbage each call
   bool capture = false;     // record the launcher under stream capture
+  uint32_t in_offset = 0;   // `in` starts this many elements past a 256-byte aligned address
+                            // (0..63): the interface allows any pointer
+  bool device_inputs = false;  // `in` and the workspace garbage drawn on the device, the
+                               // reference summed on the judge's GPU: sizes that must not pass
+                               // through the host (past 2^31 elements, 8 GiB)
 };
 
 CheckSpec spec(const std::string& variant, const Case& c);

@@ -35,8 +35,19 @@ inline constexpr double kSpmvWalkC = 8.0;    // times sqrt(len), the random walk
 inline constexpr float kValueLo = -1.0f, kValueHi = 2.0f;
 inline constexpr float kXLo = -0.5f, kXHi = 1.5f;
 
+// A matrix drawn on the device, for sizes that must not pass through the host (nnz up to
+// 2^31 - 1: 16 GiB of col_idx and values): `rows` rows sharing `nnz` entries evenly
+// (row_ptr[r] = floor(r * nnz / rows)), columns uniform in [0, cols), in any order, repeats
+// allowed. The worker draws it; the judge draws it again on its own GPU memory and multiplies
+// in double there for the reference.
+struct DeviceMatrix {
+  int32_t rows = 0, cols = 0;
+  int64_t nnz = 0;
+};
+
 struct Case {
-  std::shared_ptr<const Csr> matrix;
+  std::shared_ptr<const Csr> matrix;  // or, when null, `device`
+  DeviceMatrix device;
   std::string name;            // the matrix in messages: "uniform 1000 x 1000, 8-24 per row"
   uint64_t seed = 1;           // values and x of call c: mix_seed(seed, c)
   size_t workspace_bytes = 0;  // the lab's spmv_workspace_bytes(rows, nnz)

@@ -1,6 +1,7 @@
 // CORRECT: v3 is CSR-stream with a fixed 256 rows per block: the block's entries go through
 // shared memory in chunks of 256 products, each thread sums the part of its own row in each
-// chunk. Any row length, empty rows written as 0.
+// chunk. Any row length, empty rows written as 0; the chunk loop in 64 bits (nnz up to
+// 2^31 - 1).
 #include "spmv.h"
 
 #include <cstddef>
@@ -123,14 +124,15 @@ spmv_v3_stream_kernel(int rows, const int* __restrict__ row_ptr, const int* __re
   const int my_start = mine ? row_ptr[row] : 0, my_end = mine ? row_ptr[row + 1] : 0;
   const int block_start = row_ptr[first], block_end = row_ptr[last];
   float sum = 0.0f;
-  for (int chunk = block_start; chunk < block_end; chunk += kStreamBlock) {
-    const int e = chunk + static_cast<int>(threadIdx.x);
+  // 64-bit: the last chunk may start within 256 of 2^31 - 1 (nnz reaches it).
+  for (int64_t chunk = block_start; chunk < block_end; chunk += kStreamBlock) {
+    const int64_t e = chunk + threadIdx.x;
     if (e < block_end) products[threadIdx.x] = values[e] * x[col_idx[e]];
     __syncthreads();
-    const int lo = my_start > chunk ? my_start : chunk;
-    const int chunk_end = chunk + static_cast<int>(kStreamBlock) < block_end ? chunk + static_cast<int>(kStreamBlock) : block_end;
-    const int hi = my_end < chunk_end ? my_end : chunk_end;
-    for (int k = lo; k < hi; ++k) sum += products[k - chunk];
+    const int64_t lo = my_start > chunk ? my_start : chunk;
+    const int64_t chunk_end = chunk + kStreamBlock < block_end ? chunk + kStreamBlock : block_end;
+    const int64_t hi = my_end < chunk_end ? my_end : chunk_end;
+    for (int64_t k = lo; k < hi; ++k) sum += products[k - chunk];
     __syncthreads();
   }
   if (mine) y[row] = sum;
