@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -63,6 +64,15 @@ size_t allocation_size(const void* ptr) {
   size_t size = 0;
   if (range(&base, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return 0;
   return reinterpret_cast<CUdeviceptr>(ptr) == base ? size : 0;
+}
+
+// The shift segment of a conv input (Source::kConvX, kConvW): its last two dims, H*W of x's
+// {N, C_in, H, W} or K*K of w's {C_out, C_in, K, K}.
+size_t conv_plane(const BufferSpec& spec) {
+  if (spec.dims.size() != 4) {
+    throw std::invalid_argument("the conv input " + spec.name + " needs its 4 dims (NCHW)");
+  }
+  return size_t(spec.dims[2] * spec.dims[3]);
 }
 
 // A benchmark's device buffers: the worker's allocations (its launcher runs on its own memory),
@@ -139,6 +149,9 @@ class SharedBuffers {
                          static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       } else if (spec.source == protocol::Source::kReduceF32) {
         fill_reduce_f32(reinterpret_cast<float*>(data(b)), spec.count, bs, s);
+      } else if (spec.source == protocol::Source::kConvX || spec.source == protocol::Source::kConvW) {
+        fill_conv_f32(reinterpret_cast<float*>(data(b)), spec.count, conv_plane(spec),
+                      spec.source == protocol::Source::kConvW, bs, s);
       } else if (spec.source == protocol::Source::kSpmvX) {
         fill_spmv_x(reinterpret_cast<float*>(data(b)), spec.count, bs, static_cast<float>(spec.lo),
                     static_cast<float>(spec.hi), s);
@@ -191,6 +204,9 @@ class SharedBuffers {
                                         bs, static_cast<int32_t>(spec.lo), static_cast<int32_t>(spec.hi), s);
       } else if (spec.source == protocol::Source::kReduceF32) {
         changed = count_not_reduce_f32(reinterpret_cast<const float*>(data(b)), spec.count, bs, s);
+      } else if (spec.source == protocol::Source::kConvX || spec.source == protocol::Source::kConvW) {
+        changed = count_not_conv_f32(reinterpret_cast<const float*>(data(b)), spec.count,
+                                     conv_plane(spec), spec.source == protocol::Source::kConvW, bs, s);
       } else if (spec.source == protocol::Source::kSpmvX) {
         changed = count_not_spmv_x(reinterpret_cast<const float*>(data(b)), spec.count, bs,
                                    static_cast<float>(spec.lo), static_cast<float>(spec.hi), s);

@@ -47,6 +47,9 @@ enum class Source : uint32_t {
                      // (labkit/ops/reduce_dist.hpp, n = the buffer's count) on device
   kSpmvX = 4,        // benchmark: fresh per call, the spmv family's x (labkit/ops/spmv_dist.hpp:
                      // uniform in [lo, hi), one planted column) on device
+  kConvX = 5,        // benchmark: fresh per call, the conv family's x (labkit/ops/conv_dist.hpp;
+                     // the shift's plane is the buffer's H*W, its last two dims) on device
+  kConvW = 6,        // benchmark: fresh per call, the conv family's w (plane K*K) on device
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
