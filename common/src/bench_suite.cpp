@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include <benchmark/benchmark.h>
@@ -63,6 +64,16 @@ size_t allocation_size(const void* ptr) {
   size_t size = 0;
   if (range(&base, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return 0;
   return reinterpret_cast<CUdeviceptr>(ptr) == base ? size : 0;
+}
+
+// The shift segment of a conv input (Source::kConvX, kConvW): its last two dims, H*W of x's
+// {N, C_in, H, W} or K*K of w's {C_out, C_in, K, K}; 0 for the other sources.
+size_t plane(const BufferSpec& spec) {
+  if (spec.source != protocol::Source::kConvX && spec.source != protocol::Source::kConvW) return 0;
+  if (spec.dims.size() != 4) {
+    throw std::invalid_argument("the conv input " + spec.name + " needs its 4 dims (NCHW)");
+  }
+  return size_t(spec.dims[2] * spec.dims[3]);
 }
 
 // A benchmark's device buffers: the worker's allocations (its launcher runs on its own memory),
@@ -131,7 +142,7 @@ class SharedBuffers {
       const BufferSpec& spec = call_.buffers[b];
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       if (spec.role != protocol::Role::kInput || spec.source == protocol::Source::kArena) continue;
-      fill_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s);
+      fill_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s, plane(spec));
     }
   }
 
@@ -173,7 +184,8 @@ class SharedBuffers {
       if (constant(b)) {
         changed = count_differences(data(b), constants_[b].get(), spec.bytes() / 4 * 4, s);
       } else if (spec.source != protocol::Source::kArena) {
-        changed = count_not_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s);
+        changed = count_not_source(data(b), spec.source, spec.count, bs, spec.lo, spec.hi, s,
+                                   plane(spec));
       }
       if (changed > 0) {
         problems += "it changed its input " + spec.name + " (" + std::to_string(changed) + " of " +

@@ -1,6 +1,7 @@
 #include "labkit/device_fill.hpp"
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/ops/conv_dist.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
@@ -120,7 +121,7 @@ __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool s
 
 __global__ void conv_reference_f64_kernel(const float* x, const float* w, int n, int c_in, int h,
                                           int width, int c_out, int k, int stride, int pad,
-                                          int h_out, int w_out, double* y, double* abs) {
+                                          int h_out, int w_out, double* y, double* sq) {
   const size_t total = size_t(n) * c_out * h_out * w_out;
   for (size_t o = blockIdx.x * size_t{blockDim.x} + threadIdx.x; o < total;
        o += size_t{gridDim.x} * blockDim.x) {
@@ -139,12 +140,12 @@ __global__ void conv_reference_f64_kernel(const float* x, const float* w, int n,
           if (iw < 0 || iw >= width) continue;
           const double t = double(wc[i * k + j]) * double(xc[size_t(ih) * width + iw]);
           s += t;
-          a += fabs(t);
+          a += t * t;
         }
       }
     }
     y[o] = s;
-    abs[o] = a;
+    sq[o] = a;
   }
 }
 
@@ -180,6 +181,23 @@ __global__ void count_not_row_ptr_even_kernel(const int32_t* a, size_t count, ui
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     mine += a[i] != static_cast<int32_t>(i * nnz / rows);
+  }
+  if (mine != 0) atomicAdd(differ, mine);
+}
+
+__global__ void conv_f32_kernel(float* out, labkit::ops::conv::ConvDist d) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = labkit::ops::conv::conv_value(d, i);
+  }
+}
+
+__global__ void count_not_conv_f32_kernel(const float* a, labkit::ops::conv::ConvDist d,
+                                          unsigned long long* differ) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::conv::conv_value(d, i));
   }
   if (mine != 0) atomicAdd(differ, mine);
 }
@@ -340,6 +358,29 @@ uint64_t count_not_spmv_x(const float* a, size_t count, uint64_t seed, float lo,
   });
 }
 
+namespace {
+ops::conv::ConvDist conv_dist(size_t count, size_t plane, bool weights, uint64_t seed) {
+  return ops::conv::make_conv_dist(weights ? ops::conv::Tensor::kW : ops::conv::Tensor::kX, seed,
+                                   count, plane);
+}
+}  // namespace
+
+void fill_conv_f32(float* out, size_t count, size_t plane, bool weights, uint64_t seed,
+                   cudaStream_t stream) {
+  if (count == 0) return;
+  conv_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, conv_dist(count, plane, weights, seed));
+  LABKIT_CHECK_LAUNCH();
+}
+
+uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool weights,
+                            uint64_t seed, cudaStream_t stream) {
+  if (count == 0) return 0;
+  const auto d = conv_dist(count, plane, weights, seed);
+  return count_on_device(stream, [&](unsigned long long* differ) {
+    count_not_conv_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
+  });
+}
+
 SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
   SumAbs r;
   if (count == 0) return r;
@@ -396,8 +437,13 @@ void spmv_reference_f64(const int32_t* row_ptr, const int32_t* col_idx, const fl
 }
 
 void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
-                 double hi, cudaStream_t stream) {
+                 double hi, cudaStream_t stream, size_t plane) {
   switch (source) {
+    case protocol::Source::kConvX:
+    case protocol::Source::kConvW:
+      fill_conv_f32(static_cast<float*>(out), count, plane, source == protocol::Source::kConvW,
+                    seed, stream);
+      return;
     case protocol::Source::kUniformF32:
       fill_uniform_f32(static_cast<float*>(out), count, seed, static_cast<float>(lo),
                        static_cast<float>(hi), stream);
@@ -423,8 +469,12 @@ void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed
 }
 
 uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
-                          double lo, double hi, cudaStream_t stream) {
+                          double lo, double hi, cudaStream_t stream, size_t plane) {
   switch (source) {
+    case protocol::Source::kConvX:
+    case protocol::Source::kConvW:
+      return count_not_conv_f32(static_cast<const float*>(a), count, plane,
+                                source == protocol::Source::kConvW, seed, stream);
     case protocol::Source::kUniformF32:
       return count_not_uniform_f32(static_cast<const float*>(a), count, seed,
                                    static_cast<float>(lo), static_cast<float>(hi), stream);
@@ -452,13 +502,13 @@ void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_
 }
 
 void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
-                        int c_out, int k, int stride, int pad, double* y, double* abs,
+                        int c_out, int k, int stride, int pad, double* y, double* sq,
                         cudaStream_t stream) {
   const int h_out = (h + 2 * pad - k) / stride + 1, w_out = (width + 2 * pad - k) / stride + 1;
   const size_t total = size_t(n) * c_out * h_out * w_out;
   if (total == 0) return;
   conv_reference_f64_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-      x, w, n, c_in, h, width, c_out, k, stride, pad, h_out, w_out, y, abs);
+      x, w, n, c_in, h, width, c_out, k, stride, pad, h_out, w_out, y, sq);
   LABKIT_CHECK_LAUNCH();
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }

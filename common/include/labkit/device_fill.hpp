@@ -27,6 +27,13 @@ uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaS
 void fill_spmv_x(float* out, size_t count, uint64_t seed, float lo, float hi, cudaStream_t stream);
 uint64_t count_not_spmv_x(const float* a, size_t count, uint64_t seed, float lo, float hi,
                           cudaStream_t stream);
+// The conv family's x (weights = false) or w (weights = true) (labkit/ops/conv_dist.hpp), the
+// shift's segments `plane` elements long (H*W for x, K*K for w); and how many elements differ
+// from it (synchronises).
+void fill_conv_f32(float* out, size_t count, size_t plane, bool weights, uint64_t seed,
+                   cudaStream_t stream);
+uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool weights,
+                            uint64_t seed, cudaStream_t stream);
 // The sum of x[0..count) and of |x|, in double (a float sum's reference); synchronises.
 struct SumAbs {
   double sum = 0;
@@ -47,17 +54,19 @@ int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream);
 // A generated source (protocol::Source, not kArena) into `out`: `count` elements drawn from
 // `seed` (and lo, hi where the source has a range); and how many elements of `a` differ from
 // what it draws (synchronises). Throws std::invalid_argument for kArena.
+// `plane`: the conv sources' shift segment (H*W of x, K*K of w; bench_suite's conv_plane).
 void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
-                 double hi, cudaStream_t stream);
+                 double hi, cudaStream_t stream, size_t plane = 0);
 uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
-                          double lo, double hi, cudaStream_t stream);
+                          double lo, double hi, cudaStream_t stream, size_t plane = 0);
 // out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
 // The convolution's reference in double (a thread per output, no bias), NCHW: y[n][co][oh][ow]
 // = sum over ci, i, j of w[co][ci][i][j] * x[n][ci][oh*stride - pad + i][ow*stride - pad + j],
-// and abs[...] the same sum of |w x|. For checking a benchmark's output; synchronises.
+// and sq[...] the same sum of (w x)^2 (the bound's, conv_bounds). For checking a benchmark's
+// output; synchronises.
 void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
-                        int c_out, int k, int stride, int pad, double* y, double* abs,
+                        int c_out, int k, int stride, int pad, double* y, double* sq,
                         cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);

@@ -54,6 +54,9 @@ enum class Source : uint32_t {
                      // planted column)
   kRowPtrEven = 5,   // int32 row_ptr of count - 1 rows sharing hi entries evenly:
                      // out[i] = floor(i * hi / (count - 1)) (no seed)
+  kConvX = 6,        // the conv family's x (labkit/ops/conv_dist.hpp; the shift's plane is
+                     // the buffer's H*W, its last two dims)
+  kConvW = 7,        // the conv family's w (labkit/ops/conv_dist.hpp; plane K*K)
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)

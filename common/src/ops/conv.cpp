@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/ops/conv_dist.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::conv {
@@ -30,7 +31,7 @@ void Shape::validate() const {
 }
 
 void reference(const Shape& s, const std::vector<float>& x, const std::vector<float>& w,
-               const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* abs) {
+               const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* sq) {
   s.validate();
   if (x.size() != s.x_count() || w.size() != s.w_count() ||
       (!bias.empty() && bias.size() != size_t(s.c_out))) {
@@ -38,7 +39,7 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
   }
   const int64_t ho = s.h_out(), wo = s.w_out(), plane = ho * wo, kk = s.k * s.k;
   y->assign(s.y_count(), 0.0);
-  abs->assign(s.y_count(), 0.0);
+  sq->assign(s.y_count(), 0.0);
   // One (image, output channel) plane per task; each output accumulated on its own in double.
   const int64_t planes = s.n * s.c_out;
   const double work = double(s.y_count()) * double(s.c_in * kk);
@@ -50,11 +51,11 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
     for (int64_t p = first; p < last; ++p) {
       const int64_t img = p / s.c_out, co = p % s.c_out;
       double* out = y->data() + p * plane;
-      double* out_abs = abs->data() + p * plane;
+      double* out_sq = sq->data() + p * plane;
       const double b = bias.empty() ? 0.0 : double(bias[co]);
       for (int64_t oh = 0; oh < ho; ++oh) {
         for (int64_t ow = 0; ow < wo; ++ow) {
-          double acc = b, acc_abs = std::fabs(b);
+          double acc = b, acc_sq = b * b;
           for (int64_t ci = 0; ci < s.c_in; ++ci) {
             const float* xc = x.data() + (img * s.c_in + ci) * s.h * s.w;
             const float* wc = w.data() + (co * s.c_in + ci) * kk;
@@ -66,12 +67,12 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
                 if (iw < 0 || iw >= s.w) continue;
                 const double term = double(wc[i * s.k + j]) * double(xc[ih * s.w + iw]);
                 acc += term;
-                acc_abs += std::fabs(term);
+                acc_sq += term * term;
               }
             }
           }
           out[oh * wo + ow] = acc;
-          out_abs[oh * wo + ow] = acc_abs;
+          out_sq[oh * wo + ow] = acc_sq;
         }
       }
     }
@@ -87,10 +88,12 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
   for (auto& th : pool) th.join();
 }
 
-std::vector<double> conv_bounds(const std::vector<double>& abs, const Shape& s, double c) {
+std::vector<double> conv_bounds(const std::vector<double>& y, const std::vector<double>& sq,
+                                const Shape& s, double c) {
+  if (y.size() != sq.size()) throw std::invalid_argument("conv_bounds: y and sq differ in size");
   const double scale = c * std::sqrt(double(s.c_in * s.k * s.k)) * std::ldexp(1.0, -24);
-  std::vector<double> bound(abs.size());
-  for (size_t i = 0; i < abs.size(); ++i) bound[i] = scale * abs[i];
+  std::vector<double> bound(y.size());
+  for (size_t i = 0; i < y.size(); ++i) bound[i] = scale * (std::sqrt(sq[i]) + std::fabs(y[i]));
   return bound;
 }
 
@@ -140,16 +143,18 @@ const Generated& generated(const Case& c) {
   const Shape& s = c.shape;
   for (int call = 0; call < c.calls; ++call) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
-    std::vector<float> x = uniform(s.x_count(), mix_seed(seed, 1), -0.5f, 1.5f);
-    std::vector<float> w = uniform(s.w_count(), mix_seed(seed, 2), -0.75f, 1.25f);
-    std::vector<float> bias = uniform(size_t(s.c_out), mix_seed(seed, 3), 0.5f, 1.5f);
+    // The family's distribution (conv_dist.hpp): the benchmark draws the same on the GPU.
+    const ConvDist dx = make_conv_dist(Tensor::kX, mix_seed(seed, 1), s.x_count(), uint64_t(s.h * s.w));
+    const ConvDist dw = make_conv_dist(Tensor::kW, mix_seed(seed, 2), s.w_count(), uint64_t(s.k * s.k));
+    std::vector<float> x = draw_conv(dx), w = draw_conv(dw);
+    std::vector<float> bias = draw_conv_bias(mix_seed(seed, 3), uint64_t(s.c_out), dx.scale, dw.scale);
     // Garbage of the size of real data: a kernel that reads the workspace before writing it
     // gets plausible-looking but wrong numbers, not only NaN.
     std::vector<float> garbage = uniform(c.workspace, mix_seed(seed, 4), -100.0f, 100.0f);
     Expected e;
-    std::vector<double> abs;
-    reference(s, x, w, c.bias ? bias : std::vector<float>{}, &e.y, &abs);
-    e.bound = conv_bounds(abs, s);
+    std::vector<double> sq;
+    reference(s, x, w, c.bias ? bias : std::vector<float>{}, &e.y, &sq);
+    e.bound = conv_bounds(e.y, sq, s);
     expected->push_back(std::move(e));
     last.inputs.push_back({to_bytes(x), to_bytes(w), to_bytes(bias), {}, to_bytes(garbage)});
   }

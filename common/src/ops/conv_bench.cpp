@@ -28,9 +28,6 @@ namespace {
     }                                                                                         \
   } while (0)
 
-// The same ranges as the tests' inputs (conv.hpp): a non-zero mean.
-constexpr float kXLo = -0.5f, kXHi = 1.5f, kWLo = -0.75f, kWHi = 1.25f;
-
 // |got - ref| <= bound everywhere (NaN never passes), over the CPU's cores.
 bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
                 const std::vector<double>& bound) {
@@ -60,7 +57,7 @@ class CudnnConv : public bench::Baseline {
  public:
   explicit CudnnConv(const Shape& s)
       : s_(s), x_(s.x_count()), w_(s.w_count()), y_(s.y_count()), ref_(s.y_count()),
-        abs_ref_(s.y_count()) {
+        sq_ref_(s.y_count()) {
     CUDNN_CHECK(cudnnCreate(&handle_));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_desc_));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_desc_));
@@ -92,9 +89,10 @@ class CudnnConv : public bench::Baseline {
     cudnnDestroy(handle_);
   }
 
+  // The judge's draw (Source::kConvX, kConvW): the tests' distribution (conv_dist.hpp).
   void prepare(uint64_t seed, cudaStream_t st) override {
-    fill_uniform_f32(x_.get(), x_.size(), protocol::buffer_seed(seed, 0), kXLo, kXHi, st);
-    fill_uniform_f32(w_.get(), w_.size(), protocol::buffer_seed(seed, 1), kWLo, kWHi, st);
+    fill_conv_f32(x_.get(), x_.size(), size_t(s_.h * s_.w), false, protocol::buffer_seed(seed, 0), st);
+    fill_conv_f32(w_.get(), w_.size(), size_t(s_.k * s_.k), true, protocol::buffer_seed(seed, 1), st);
   }
 
   void run(cudaStream_t st) override { forward(x_.get(), w_.get(), y_.get(), st); }
@@ -109,9 +107,9 @@ class CudnnConv : public bench::Baseline {
     std::memcpy(got.data(), outputs[3].data(), outputs[3].size());
     conv_reference_f64(x_.get(), w_.get(), int(s_.n), int(s_.c_in), int(s_.h), int(s_.w),
                        int(s_.c_out), int(s_.k), int(s_.stride), int(s_.pad), ref_.get(),
-                       abs_ref_.get(), st);
-    const std::vector<double> ref = ref_.download(), abs = abs_ref_.download();
-    const std::vector<double> bound = conv_bounds(abs, s_);
+                       sq_ref_.get(), st);
+    const std::vector<double> ref = ref_.download(), sq = sq_ref_.download();
+    const std::vector<double> bound = conv_bounds(ref, sq, s_);
     // The common case (all right) is a parallel pass; the full report only when it is not.
     if (all_within(got, ref, bound)) return "";
     const NchwLayout layout{size_t(s_.n), size_t(s_.c_out), size_t(s_.h_out()), size_t(s_.w_out()),
@@ -194,7 +192,7 @@ class CudnnConv : public bench::Baseline {
 
   Shape s_;
   DeviceBuffer<float> x_, w_, y_;
-  DeviceBuffer<double> ref_, abs_ref_;
+  DeviceBuffer<double> ref_, sq_ref_;
   cudnnHandle_t handle_ = nullptr;
   cudnnTensorDescriptor_t x_desc_ = nullptr, y_desc_ = nullptr;
   cudnnFilterDescriptor_t w_desc_ = nullptr;
@@ -222,8 +220,8 @@ bench::Spec benchmark(const std::string& variant, const std::string& label, cons
   // The workspace is scratch (in-out): the judge fills it with fresh garbage before every call,
   // off the clock, and never copies it back (it can be gigabytes).
   s.call.buffers = {
-      {"x", Role::kInput, 4, sh.x_count(), {n, ci, h, w}, Source::kUniformF32, kXLo, kXHi},
-      {"w", Role::kInput, 4, sh.w_count(), {co, ci, k, k}, Source::kUniformF32, kWLo, kWHi},
+      {"x", Role::kInput, 4, sh.x_count(), {n, ci, h, w}, Source::kConvX},
+      {"w", Role::kInput, 4, sh.w_count(), {co, ci, k, k}, Source::kConvW},
       {"bias", Role::kInput, 4, co, {co}, Source::kUniformF32, 0.5, 1.5},  // unused: no bias
       {"y", Role::kOutput, 4, sh.y_count(), {n, co, ho, wo}},
       {"workspace", Role::kInOut, 4, workspace, {workspace}}};

@@ -1,6 +1,6 @@
 // Lab 07 public tests: both versions of conv.h against a direct convolution in double on the
-// CPU (each output within 4 * sqrt(C_in*K*K) * 2^-24 * (sum |w||x| + |bias|)). Fixed seeds: a
-// failure repeats exactly.
+// CPU (each output within 6 * sqrt(C_in*K*K) * 2^-24 * (sqrt(bias^2 + sum (w x)^2) + |ref|),
+// inputs from labkit/ops/conv_dist.hpp). Fixed seeds: a failure repeats exactly.
 //   ./build/student/labs/07_im2col_conv/07_im2col_conv_test --gtest_filter='*Public*'
 #include <gtest/gtest.h>
 
