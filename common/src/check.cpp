@@ -33,7 +33,7 @@ std::string memcheck_findings(const CheckSpec& spec) {
     return "";
   }
   --g_sanitizer_budget;
-  const std::string found = shared_worker().sanitize(spec.call, "memcheck");
+  const std::string found = worker_for(spec.call.variant).sanitize(spec.call, "memcheck");
   if (found.empty()) return "";
   return "compute-sanitizer memcheck, re-running this call:\n" + found;
 }
@@ -82,7 +82,7 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
 }
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
-  const OpResult r = shared_worker().run(spec.call);
+  const OpResult r = worker_for(spec.call.variant).run(spec.call);
   const int c = r.failed_call;
   auto fail = [&](const std::string& kind, const std::string& body) {
     g_failure_kind = kind;
@@ -152,7 +152,8 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
            << "before the race check, the result must be right:\n" << values.message();
   }
   bool clean = false;
-  const std::string found = shared_worker().sanitize(spec.call, "racecheck", &clean);
+  const std::string found =
+      worker_for(spec.call.variant).sanitize(spec.call, "racecheck", &clean);
   if (clean) return ::testing::AssertionSuccess();
   g_failure_kind = "failed";
   return ::testing::AssertionFailure()
