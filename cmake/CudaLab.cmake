@@ -10,22 +10,40 @@
 #     BENCHMARK_LIBS labkit_matmul_bench)    # the family's baseline (cuBLAS here)
 #     WORKER_LIBS labkit_conv_worker         # optional: runner code the lab gives the student
 #                                            # (linked after the student's objects)
+#     HELPER_VARIANTS v1_im2col              # optional: the only variants WORKER_LIBS is given
+#     WORKER_STUB_LIBS labkit_conv_worker_stub)  # ...and what the others get in its place
 #
 # The student's files are named once, in the lab's grading.toml (`student_files = [...]`), read
 # at configure time by the grader's own reader (cmake/lab_config.py; needs Python 3.11).
 # The lab's name is its folder name. Targets:
 #   <lab>_student   object library: the student's files from LABS_SUBMISSION_DIR/<lab>/
 #   <lab>_worker    the runner's objects, then the binding, then the student's objects
+#   <lab>_helper_worker  only with HELPER_VARIANTS: the same, linked with WORKER_LIBS; the
+#                   judges run those variants' calls in it (--labkit-worker-for), every other
+#                   variant in <lab>_worker, which then links WORKER_STUB_LIBS instead
 #   <lab>_test      the test judge (no student code; starts a worker)
 #   <lab>_bench     the benchmark judge (no student code; starts a worker)
-# With LABS_WITH_SOLUTIONS, also <lab>_solution_student and <lab>_solution_worker from
-# solutions/<lab>/, whose tests CTest runs through the same judges.
+# With LABS_WITH_SOLUTIONS, also <lab>_solution_student and <lab>_solution_worker (and
+# <lab>_solution_helper_worker) from solutions/<lab>/, whose tests CTest runs through the same
+# judges.
+#
+# Why two workers (HELPER_VARIANTS): a library linked into a worker is loaded in it, and code of
+# any variant in that process can find it at run time through the loader's own tables, with no
+# import for the policy to see (docs/threat-model.md). The sandbox forbids loading a library, so
+# a process that never had it cannot reach it: the variants not given the helper run where it
+# is not linked at all, and its functions there are stubs that fail the call. Both workers hold
+# the same student object; only the judges' routing (by the call's variant) differs.
 function(add_cuda_lab)
   cmake_parse_arguments(LAB "" "INTERFACE;WORKER;BENCHMARK"
-                        "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS;WORKER_LIBS" ${ARGN})
+                        "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS;WORKER_LIBS;HELPER_VARIANTS;WORKER_STUB_LIBS"
+                        ${ARGN})
   get_filename_component(lab "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(LABS_ONLY AND NOT lab IN_LIST LABS_ONLY)
     return()
+  endif()
+  if(LAB_HELPER_VARIANTS AND (NOT LAB_WORKER_LIBS OR NOT LAB_WORKER_STUB_LIBS))
+    message(FATAL_ERROR "${lab}: HELPER_VARIANTS needs WORKER_LIBS (what they are given) and "
+                        "WORKER_STUB_LIBS (what the other variants' worker links instead)")
   endif()
   set(lab_dir "${CMAKE_CURRENT_SOURCE_DIR}")
 
@@ -93,17 +111,20 @@ function(add_cuda_lab)
     target_link_libraries(${prefix}_student PRIVATE CUDA::cudart_static)  # headers only
     target_compile_options(${prefix}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
 
-    # Link order is part of the defence: the runner's objects come first, so the student's
-    # object cannot replace a weak symbol the runner uses; any duplicate strong symbol is a
-    # link error. Static cudart: the student cannot interpose the runtime.
-    add_executable(${prefix}_worker $<TARGET_OBJECTS:labkit_worker> $<TARGET_OBJECTS:${lab}_binding>
-                                    $<TARGET_OBJECTS:${prefix}_student>)
     # WORKER_LIBS: functions the lab provides to the student (lab 07's conv_sgemm); the
-    # policy names the ones the student may call.
-    target_link_libraries(${prefix}_worker PRIVATE ${LAB_WORKER_LIBS} CUDA::cudart_static)
-    set_target_properties(${prefix}_worker PROPERTIES LINKER_LANGUAGE CXX)
-    add_dependencies(${lab}_test ${prefix}_worker)
-    add_dependencies(${lab}_bench ${prefix}_worker)
+    # policy names the ones the student may call. With HELPER_VARIANTS, only their worker has
+    # them; <prefix>_worker, which runs every other variant, links the stubs.
+    set(worker_routes "")
+    if(LAB_HELPER_VARIANTS)
+      _add_lab_worker(${prefix}_worker ${lab} ${prefix} ${LAB_WORKER_STUB_LIBS})
+      _add_lab_worker(${prefix}_helper_worker ${lab} ${prefix} ${LAB_WORKER_LIBS})
+      foreach(helped IN LISTS LAB_HELPER_VARIANTS)
+        list(APPEND worker_routes
+             "--labkit-worker-for=${helped}=${CMAKE_CURRENT_BINARY_DIR}/${prefix}_helper_worker")
+      endforeach()
+    else()
+      _add_lab_worker(${prefix}_worker ${lab} ${prefix} ${LAB_WORKER_LIBS})
+    endif()
 
     set(worker_path "${CMAKE_CURRENT_BINARY_DIR}/${prefix}_worker")
     if(register_tests)
@@ -112,7 +133,7 @@ function(add_cuda_lab)
       # The race checks need compute-sanitizer (found by common/CMakeLists.txt); without it
       # they show as skipped, saying so. No memcheck re-runs of failing calls here: CTest runs
       # each test in its own judge, so every failing test would pay for one (the grader has them).
-      set(test_args --labkit-worker=${worker_path})
+      set(test_args --labkit-worker=${worker_path} ${worker_routes})
       if(LABKIT_COMPUTE_SANITIZER)
         list(APPEND test_args --labkit-sanitizer=${LABKIT_COMPUTE_SANITIZER} --labkit-memcheck=0)
       endif()
@@ -121,9 +142,18 @@ function(add_cuda_lab)
                            PROPERTIES TIMEOUT 300 LABELS ${kind})
       # A short benchmark run: checks every timed output against the baseline; skips without GPU.
       add_test(NAME ${prefix}:benchmark_smoke
-               COMMAND ${lab}_bench --smoke --labkit-worker=${worker_path})
+               COMMAND ${lab}_bench --smoke --labkit-worker=${worker_path} ${worker_routes})
       set_tests_properties(${prefix}:benchmark_smoke PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300 RESOURCE_LOCK gpu
                            LABELS "gpu;${lab};${kind}")
+    endif()
+
+    if(LAB_HELPER_VARIANTS AND register_tests)
+      # No GPU needed: the worker of the other variants has nothing of the helper's.
+      add_test(NAME ${prefix}:helper_only_in_its_worker
+               COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/check_worker_split.py"
+                       "$<TARGET_FILE:${prefix}_worker>" "$<TARGET_FILE:${prefix}_helper_worker>")
+      set_tests_properties(${prefix}:helper_only_in_its_worker PROPERTIES TIMEOUT 60
+                           LABELS "${lab};${kind}")
     endif()
 
     if(kind STREQUAL "submission")
@@ -132,6 +162,12 @@ function(add_cuda_lab)
         set(interface "\"${lab_dir}/${LAB_INTERFACE}\"")
       endif()
       list(JOIN student_sources "\", \"" sources_json)
+      # The helper's worker and the variants routed to it (null: one worker runs them all).
+      set(helper "null")
+      if(LAB_HELPER_VARIANTS)
+        list(JOIN LAB_HELPER_VARIANTS "\", \"" helped_json)
+        set(helper "{\"target\": \"${prefix}_helper_worker\", \"path\": \"$<TARGET_FILE:${prefix}_helper_worker>\", \"variants\": [\"${helped_json}\"]}")
+      endif()
       string(CONCAT entry
         "    \"${lab}\": {\n"
         "      \"student_target\": \"${prefix}_student\",\n"
@@ -139,12 +175,26 @@ function(add_cuda_lab)
         "      \"student_objects\": [\"$<JOIN:$<TARGET_OBJECTS:${prefix}_student>,\", \">\"],\n"
         "      \"interface_headers\": [${interface}],\n"
         "      \"worker\": {\"target\": \"${prefix}_worker\", \"path\": \"$<TARGET_FILE:${prefix}_worker>\"},\n"
+        "      \"helper_worker\": ${helper},\n"
         "      \"test\": {\"target\": \"${lab}_test\", \"path\": \"$<TARGET_FILE:${lab}_test>\"},\n"
         "      \"bench\": {\"target\": \"${lab}_bench\", \"path\": \"$<TARGET_FILE:${lab}_bench>\"}\n"
         "    }")
       set_property(GLOBAL APPEND PROPERTY LABS_MANIFEST_ENTRIES "${entry}")
     endif()
   endforeach()
+endfunction()
+
+# One worker of a lab: the runner's objects, the binding, the student's objects, then `libs`.
+function(_add_lab_worker name lab prefix)
+  # Link order is part of the defence: the runner's objects come first, so the student's
+  # object cannot replace a weak symbol the runner uses; any duplicate strong symbol is a
+  # link error. Static cudart: the student cannot interpose the runtime.
+  add_executable(${name} $<TARGET_OBJECTS:labkit_worker> $<TARGET_OBJECTS:${lab}_binding>
+                         $<TARGET_OBJECTS:${prefix}_student>)
+  target_link_libraries(${name} PRIVATE ${ARGN} CUDA::cudart_static)
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+  add_dependencies(${lab}_test ${name})
+  add_dependencies(${lab}_bench ${name})
 endfunction()
 
 # Writes <build>/labs-manifest.json: where the grader finds every binary and object.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader import judge, runner
+from grader import gtest, judge, runner
 
 # Characters special in both regex dialects Google Benchmark may be built with (std::regex's
 # ECMAScript and POSIX extended): escaped with a backslash, which both read as a literal.
@@ -42,10 +42,11 @@ def _matches(entry: dict, name: str) -> bool:
 
 
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
-                   env: dict | None = None) -> dict:
+                   env: dict | None = None, routes: dict | None = None) -> dict:
     """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
     name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
-    reported an error or is missing.
+    reported an error or is missing. `routes`: the variants that run in a worker of their own
+    (gtest.worker_args); a benchmark's calls go to its variant's worker.
 
     Raises BenchError('timeout'|'failed', message) when the run as a whole gave no document:
     a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
@@ -54,7 +55,7 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
             proc = runner.run_with_results(
                 lambda fd: [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
                             f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
-                            f"--labkit-worker={worker}"],
+                            *gtest.worker_args(worker, routes)],
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env())
         except OSError as e:

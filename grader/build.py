@@ -381,7 +381,7 @@ def check_linked_workers(build_dir: Path, targets: list) -> str | None:
         labs = manifest.load_manifest(build_dir).labs.values()
     except GraderError as e:
         return f"the worker could not be checked after linking ({e.message}), so it was not run"
-    by_target = {lab.worker.target: lab.worker.path for lab in labs}
+    by_target = {w.target: w.path for lab in labs for w in lab.workers}
     for target in workers:
         path = by_target.get(target)
         if path is None:

@@ -1,6 +1,6 @@
 """The parts of an ELF file the grader reads itself, with the standard library only: section
-headers (names, flags, COMDAT section groups) and program headers (what the loader maps and
-how). The policy (grader/policy/) reads symbols, relocations and instructions with binutils;
+headers (names, flags, COMDAT section groups), program headers (what the loader maps and
+how), and a linked program's symbol tables and the libraries it needs. The policy (grader/policy/) reads symbols, relocations and instructions with binutils;
 what is here is what those tools print ambiguously or not at all (a section name with spaces,
 which sections a COMDAT group holds, the permissions of a linked program's segments).
 
@@ -14,7 +14,9 @@ import struct
 from pathlib import Path
 
 # Section types and flags (ELF gABI).
-SHT_GROUP = 17
+SHT_SYMTAB, SHT_STRTAB, SHT_DYNAMIC, SHT_NOBITS, SHT_DYNSYM, SHT_GROUP = 2, 3, 6, 8, 11, 17
+DT_NULL, DT_NEEDED = 0, 1
+SHN_UNDEF = 0
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 GRP_COMDAT = 0x1
 # Program header types and flags.
@@ -37,6 +39,7 @@ class Section:
     flags: int
     offset: int
     size: int
+    link: int = 0      # sh_link: a symbol table's or dynamic section's string table
 
     @property
     def alloc(self) -> bool:
@@ -118,7 +121,7 @@ class ElfFile:
                 raise ElfError(f"{self.where}: section {i}'s name is outside the name table")
             end = names.find(b"\0", name)
             text = names[name:end if end >= 0 else len(names)].decode("utf-8", "replace")
-            out.append(Section(i, text, stype, flags, offset, size))
+            out.append(Section(i, text, stype, flags, offset, size, _rest[0]))
         return out
 
     def _read_segments(self, phoff: int, phentsize: int, phnum: int) -> list:
@@ -155,6 +158,66 @@ class ElfFile:
         return members
 
 
+    def _strings(self, index: int) -> bytes:
+        if not 0 <= index < len(self.sections) or self.sections[index].type != SHT_STRTAB:
+            raise ElfError(f"{self.where}: section {index} is not a string table")
+        t = self.sections[index]
+        return self._bytes(t.offset, t.size)
+
+    def _string(self, table: bytes, at: int) -> str:
+        if at >= len(table) and at != 0:
+            raise ElfError(f"{self.where}: a name at {at} is outside its string table")
+        end = table.find(b"\0", at)
+        return table[at:end if end >= 0 else len(table)].decode("utf-8", "replace")
+
+    def needed_libraries(self) -> list:
+        """The DT_NEEDED entries of the dynamic section (the libraries the loader loads with
+        it), in order; empty for a static program or an object."""
+        out = []
+        for sec in self.sections:
+            if sec.type != SHT_DYNAMIC:
+                continue
+            names = self._strings(sec.link)
+            fmt, size = ("qQ", 16) if self.is64 else ("iI", 8)
+            for at in range(sec.offset, sec.offset + sec.size - size + 1, size):
+                tag, value = self._unpack(fmt, at)
+                if tag == DT_NULL:
+                    break
+                if tag == DT_NEEDED:
+                    out.append(self._string(names, value))
+        return out
+
+    def symbols(self) -> list:
+        """(name, defined) of every named entry of .symtab and .dynsym."""
+        out = []
+        for sec in self.sections:
+            if sec.type not in (SHT_SYMTAB, SHT_DYNSYM):
+                continue
+            names = self._strings(sec.link)
+            fmt, size = ("IBBHQQ", 24) if self.is64 else ("IIIBBH", 16)
+            for at in range(sec.offset, sec.offset + sec.size - size + 1, size):
+                fields = self._unpack(fmt, at)
+                name, shndx = fields[0], (fields[3] if self.is64 else fields[5])
+                if name:
+                    out.append((self._string(names, name), shndx != SHN_UNDEF))
+        return out
+
+    def imports(self) -> set:
+        """The names the program takes from its libraries: undefined in .dynsym."""
+        out = set()
+        for sec in self.sections:
+            if sec.type != SHT_DYNSYM:
+                continue
+            names = self._strings(sec.link)
+            size = 24 if self.is64 else 16
+            for at in range(sec.offset, sec.offset + sec.size - size + 1, size):
+                fields = self._unpack("IBBHQQ" if self.is64 else "IIIBBH", at)
+                name, shndx = fields[0], (fields[3] if self.is64 else fields[5])
+                if name and shndx == SHN_UNDEF:
+                    out.add(self._string(names, name))
+        return out
+
+
 def read(path: Path) -> ElfFile:
     try:
         data = Path(path).read_bytes()
@@ -178,6 +241,28 @@ def lands_in_code(section: Section) -> bool:
         return True
     return section.alloc and (section.name in LINKER_CODE_NAMES
                               or section.name.startswith(LINKER_CODE_PREFIXES))
+
+
+def helper_split_problems(plain: Path, helper: Path) -> list:
+    """Why `plain` (the worker of the variants NOT given a helper library) could still reach what
+    only `helper` (the worker of those given it) should have: one sentence per finding, empty
+    when the split holds. The helper's own libraries are the ones it needs that `plain` does
+    not (none: the split protects nothing); its own functions, the names it imports that
+    `plain` does not. `plain` must not name any of those in its symbol tables (a library linked
+    statically, or loaded through a library it does need, would show there)."""
+    p, h = read(plain), read(helper)
+    plain_needs = p.needed_libraries()
+    extra = [lib for lib in h.needed_libraries() if lib not in plain_needs]
+    if not extra:
+        return [f"{Path(helper).name} needs no library that {Path(plain).name} does not "
+                f"({', '.join(plain_needs) or 'none'}): the helper is not kept from the other "
+                f"variants"]
+    helper_only = h.imports() - p.imports()
+    found = sorted({name for name, _ in p.symbols() if name in helper_only})
+    if found:
+        return [f"{Path(plain).name} names {len(found)} of the functions only "
+                f"{Path(helper).name} should have ({', '.join(found[:5])})"]
+    return []
 
 
 def executable_memory_problems(path: Path) -> list:

@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from grader import (__version__, bench, build, gpulock, gtest, judge, manifest, runner, scoring,
-                    seeds, setup)
+from grader import (__version__, bench, build, elf, gpulock, gtest, judge, manifest, runner,
+                    scoring, seeds, setup)
 from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                            GraderError)
@@ -399,8 +399,11 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     lab.policy.seconds = round(lab.policy.seconds + source_seconds, 3)
 
     with timed(lab.stages, "build: worker and judges"):
-        rest = build.build_targets(build_dir, [lab_paths.worker.target, lab_paths.test.target,
-                                               lab_paths.bench.target], jobs)
+        # Every worker of the lab (two when some variants alone are given a helper library,
+        # manifest.LabPaths.helper_worker): each links the student's object, so each is checked.
+        rest = build.build_targets(build_dir, [*(w.target for w in lab_paths.workers),
+                                               lab_paths.test.target, lab_paths.bench.target],
+                                   jobs)
     lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
     if rest.refused:
         _refuse_linked_worker(lab, lab_paths, stage_dir, rest)
@@ -408,9 +411,20 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     if not rest.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
         return False
+    if lab_paths.helper_worker is not None:
+        # The variants not given the helper must run where it cannot be found (a library loaded
+        # in the process is reachable from any code in it): a build that broke that runs nothing.
+        try:
+            split = elf.helper_split_problems(lab_paths.worker.path, lab_paths.helper_worker.path)
+        except elf.ElfError as e:
+            split = [str(e)]
+        if split:
+            _lab_error(cfg, lab, f"the workers could not be told apart, so nothing was run: "
+                                 f"{'; '.join(split)}")
+            return False
     build.mark_built(stage_dir, cfg.name, lab.files)   # the same files next time: reused
     try:
-        for target in (lab_paths.test, lab_paths.bench, lab_paths.worker):
+        for target in (lab_paths.test, lab_paths.bench, *lab_paths.workers):
             lab.binaries[target.target] = _record(hashes, target.target, target.path)
     except GraderError as e:
         _lab_error(cfg, lab, e.message)
@@ -496,9 +510,10 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     """Runs the lab's correctness tests and fills lab.groups. False when the lab ended in an
     error (lab.status says why) and is not to be scored. Several labs' may run at once (one
     thread each): it touches only `lab`."""
-    test, worker = lab_paths.test, lab_paths.worker
+    test = lab_paths.test
+    workers = [w.target for w in lab_paths.workers]
     try:
-        hashes.verify(test.target, worker.target)
+        hashes.verify(test.target, *workers)
         with timed(lab.stages, "tests: list"):
             names = gtest.list_tests(test.path)
     except judge.TamperedError as e:
@@ -519,13 +534,14 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                                 "memcheck, and race checks (if the lab has them) were skipped")
         progress(f"{cfg.name}: running {count} tests")
         try:
-            hashes.verify(test.target, worker.target)
+            hashes.verify(test.target, *workers)
         except judge.TamperedError as e:
             _lab_error(cfg, lab, e.message)
             return False
         try:
             with _gpu(lab.stages, shared=True):
-                run = gtest.run_judge(test.path, union, count, worker=worker.path,
+                run = gtest.run_judge(test.path, union, count, worker=lab_paths.worker.path,
+                                      routes=lab_paths.worker_routes,
                                       seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
                                       sanitizer=sanitizer, memcheck=sanitize)
         except RuntimeError as e:
@@ -555,7 +571,7 @@ def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     {'error': why}), against which every measured benchmark is checked
     (scoring.check_plausibility); None skips that check (for callers that test the rest:
     grade() always passes them)."""
-    worker = lab_paths.worker
+    workers = [w.target for w in lab_paths.workers]
     cpu_calls = scoring.host_compute_tests(lab.groups)
     if cpu_calls:
         reason = (f"no correctness points: {len(cpu_calls)} call(s) computed on the CPU "
@@ -574,7 +590,7 @@ def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 perf.status, perf.message = "not_run", "not measured (--no-performance)"
         else:
             try:
-                hashes.verify(lab_paths.bench.target, worker.target)
+                hashes.verify(lab_paths.bench.target, *workers)
             except judge.TamperedError as e:
                 _lab_error(cfg, lab, e.message)
                 return
@@ -646,7 +662,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
             t0 = time.monotonic()
             try:
                 found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
-                                             worker=lab_paths.worker.path, seed=lab.seed)
+                                             worker=lab_paths.worker.path, seed=lab.seed,
+                                             routes=lab_paths.worker_routes)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

@@ -89,12 +89,21 @@ class JudgeRun:
     worker_at: float | None = None
 
 
+def worker_args(worker: Path, routes: dict | None = None) -> list:
+    """The judges' worker flags: `worker` runs every variant but those in `routes` (variant ->
+    the binary that runs it instead: manifest.LabPaths.worker_routes), tests and benchmarks
+    alike."""
+    return [f"--labkit-worker={worker}"] + [f"--labkit-worker-for={variant}={path}"
+                                            for variant, path in sorted((routes or {}).items())]
+
+
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
-                  sanitizer: str | None, fd: int, memcheck: bool = True) -> list:
+                  sanitizer: str | None, fd: int, memcheck: bool = True,
+                  routes: dict | None = None) -> list:
     """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
     and memcheck re-runs of failing calls; `memcheck` False turns off only the latter."""
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
-           f"--labkit-results-fd={fd}", "--labkit-seed-stdin", f"--labkit-worker={worker}",
+           f"--labkit-results-fd={fd}", "--labkit-seed-stdin", *worker_args(worker, routes),
            f"--labkit-call-timeout={call_timeout_s:g}"]
     if sanitizer:
         cmd.append(f"--labkit-sanitizer={sanitizer}")
@@ -105,7 +114,7 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
 
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
-              env: dict | None = None) -> JudgeRun:
+              env: dict | None = None, routes: dict | None = None) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process.
 
     `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s
@@ -116,7 +125,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
-                                         fd, memcheck),
+                                         fd, memcheck, routes),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env())
         except OSError as e:

@@ -33,6 +33,26 @@ class LabPaths:
     worker: Target
     test: Target
     bench: Target
+    # A worker linked with what the lab gives some variants only (add_cuda_lab's
+    # HELPER_VARIANTS: lab 07's cuBLAS GEMM for v1_im2col), and those variants: the judges run
+    # their calls in it, every other variant's in `worker`, which lacks the helper. None: one
+    # worker runs every variant.
+    helper_worker: Target | None = None
+    helper_variants: tuple = ()   # str
+
+    @property
+    def workers(self) -> tuple:
+        """Every worker of the lab (Target): each links the student's object, so each is
+        built, checked for executable memory, hashed and verified before every run."""
+        return (self.worker,) + ((self.helper_worker,) if self.helper_worker else ())
+
+    @property
+    def worker_routes(self) -> dict:
+        """variant -> the worker binary (Path) that runs it, for the variants that do not run
+        in `worker` (the judges' --labkit-worker-for)."""
+        if self.helper_worker is None:
+            return {}
+        return {v: self.helper_worker.path for v in self.helper_variants}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +99,22 @@ def _target(value, path: Path, where: str) -> Target:
                   _abs_path(value.get("path"), path, f"{where}.path"))
 
 
+_VARIANT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _helper(value, path: Path, where: str) -> tuple:
+    """(Target | None, variant names) of a lab's 'helper_worker' (absent or null: none)."""
+    if value is None:
+        return None, ()
+    target = _target(value, path, where)
+    variants = value.get("variants")
+    if (not isinstance(variants, list) or not variants
+            or not all(isinstance(v, str) and v and set(v) <= _VARIANT_CHARS for v in variants)):
+        raise _fail(path, f"{where}.variants must be a non-empty list of variant names, got "
+                          f"{variants!r}")
+    return target, tuple(variants)
+
+
 def parse_manifest(data, path: Path) -> Manifest:
     if not isinstance(data, dict):
         raise _fail(path, "not a JSON object")
@@ -96,6 +132,7 @@ def parse_manifest(data, path: Path) -> Manifest:
         objects = _paths(lab.get("student_objects"), path, f"{w}.student_objects")
         if not objects:
             raise _fail(path, f"{w}.student_objects is empty")
+        helper, helped = _helper(lab.get("helper_worker"), path, f"{w}.helper_worker")
         parsed[name] = LabPaths(
             name=name,
             student_target=_text(lab.get("student_target"), path, f"{w}.student_target"),
@@ -105,7 +142,8 @@ def parse_manifest(data, path: Path) -> Manifest:
                                      f"{w}.interface_headers"),
             worker=_target(lab.get("worker"), path, f"{w}.worker"),
             test=_target(lab.get("test"), path, f"{w}.test"),
-            bench=_target(lab.get("bench"), path, f"{w}.bench"))
+            bench=_target(lab.get("bench"), path, f"{w}.bench"),
+            helper_worker=helper, helper_variants=helped)
     return Manifest(path=path, gpu_info=_abs_path(data.get("gpu_info"), path, "gpu_info"),
                     compile_commands=(None if compile_commands is None else
                                       _abs_path(compile_commands, path, "compile_commands")),

@@ -257,7 +257,7 @@ class Calibration {
 };
 
 void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
-  Worker& w = shared_worker();
+  Worker& w = worker_for(spec.call.variant);  // the variant's worker (--labkit-worker-for)
   Stream stream;
   SharedBuffers bufs(spec.call, w, "the worker");
   std::unique_ptr<Baseline> baseline = spec.baseline();
@@ -384,6 +384,9 @@ int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke
   }
   std::fprintf(stderr, "GPU: %s; worker: %s (%s)\n", gpu_summary().c_str(),
                worker_options().path.c_str(), shared_worker().sandbox().c_str());
+  for (const auto& [variant, path] : worker_options().variant_paths) {
+    std::fprintf(stderr, "worker for %s: %s\n", variant.c_str(), path.c_str());
+  }
   const bool smoke = args.smoke;
   for (const Spec& spec : specs(smoke)) {
     benchmark::RegisterBenchmark(spec.name.c_str(),

@@ -45,7 +45,7 @@ std::string memcheck_findings(const CheckSpec& spec) {
            " MiB of buffers would take it minutes)\n";
   }
   --g_sanitizer_budget;
-  const std::string found = shared_worker().sanitize(spec.call, "memcheck");
+  const std::string found = worker_for(spec.call.variant).sanitize(spec.call, "memcheck");
   if (found.empty()) return "";
   return "compute-sanitizer memcheck, re-running this call:\n" + found;
 }
@@ -112,13 +112,13 @@ static bool could_fit(const OpCall& call) {
 }
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
-  OpResult r = shared_worker().run(spec.call);
+  OpResult r = worker_for(spec.call.variant).run(spec.call);
   for (int retry = 0; retry < kOutOfMemoryRetries && r.outcome == Outcome::kRefused &&
                       r.cuda_error == static_cast<int>(cudaErrorMemoryAllocation) &&
                       could_fit(spec.call);
        ++retry) {
     ::sleep(kOutOfMemoryPauseS);
-    r = shared_worker().run(spec.call);
+    r = worker_for(spec.call.variant).run(spec.call);
   }
   const int c = r.failed_call;
   auto fail = [&](const std::string& kind, const std::string& body) {
@@ -189,7 +189,8 @@ static bool could_fit(const OpCall& call) {
            << "before the race check, the result must be right:\n" << values.message();
   }
   bool clean = false;
-  const std::string found = shared_worker().sanitize(spec.call, "racecheck", &clean);
+  const std::string found =
+      worker_for(spec.call.variant).sanitize(spec.call, "racecheck", &clean);
   if (clean) return ::testing::AssertionSuccess();
   g_failure_kind = "failed";
   return ::testing::AssertionFailure()

@@ -85,6 +85,9 @@ int main(int argc, char** argv) {
       const std::string sandbox = worker.sandbox();
       std::printf("[ labkit  ] worker: %s, %s\n", labkit::worker_options().path.c_str(),
                   sandbox.c_str());
+      for (const auto& [variant, path] : labkit::worker_options().variant_paths) {
+        std::printf("[ labkit  ] worker for %s: %s\n", variant.c_str(), path.c_str());
+      }
       stream->line("{\"event\": \"worker\", \"sandbox\": " + labkit::json_quote(sandbox) +
                    ", \"device\": " + labkit::json_quote(worker.device()) + "}");
     }

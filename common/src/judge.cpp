@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <regex>
 #include <set>
@@ -844,6 +845,27 @@ std::vector<std::string> Worker::variants() {
 Worker& shared_worker() {
   static Worker worker(worker_options());
   return worker;
+}
+
+const std::string& worker_path_for(const WorkerOptions& options, const std::string& variant) {
+  const auto found = options.variant_paths.find(variant);
+  return found != options.variant_paths.end() ? found->second : options.path;
+}
+
+Worker& worker_for(const std::string& variant) {
+  const WorkerOptions& options = worker_options();
+  const std::string& path = worker_path_for(options, variant);
+  if (path == options.path) return shared_worker();
+  // One per binary (two variants may share one), alive until the judge exits, like the shared one.
+  static std::map<std::string, std::unique_ptr<Worker>> workers;
+  std::unique_ptr<Worker>& w = workers[path];
+  if (!w) {
+    WorkerOptions o = options;
+    o.path = path;
+    o.variant_paths.clear();
+    w = std::make_unique<Worker>(o);
+  }
+  return *w;
 }
 
 double host_cpu_allowance_ms(uint64_t bytes) {

@@ -88,6 +88,16 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     std::string v;
     if (take(argv[i], "--labkit-worker", &v)) {
       options.path = v;
+    } else if (take(argv[i], "--labkit-worker-for", &v)) {
+      // VARIANT=PATH: the variant's calls go to that binary (WorkerOptions::variant_paths).
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size()) {
+        throw std::invalid_argument("--labkit-worker-for: VARIANT=PATH, not '" + v + "'");
+      }
+      const std::string variant = v.substr(0, eq);
+      if (!options.variant_paths.emplace(variant, v.substr(eq + 1)).second) {
+        throw std::invalid_argument("--labkit-worker-for: " + variant + " is named twice");
+      }
     } else if (take(argv[i], "--labkit-null-worker", &v)) {
       options.null_path = v;
     } else if (take(argv[i], "--labkit-results-fd", &v)) {

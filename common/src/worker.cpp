@@ -238,7 +238,18 @@ class Runner {
         "else: no launch on the default stream (<<<grid, block, 0, stream>>>), no copies, "
         "allocations or synchronization inside it";
     CUDA_CHECK(cudaStreamBeginCapture(call.stream, cudaStreamCaptureModeGlobal));
-    v.launch(call);
+    try {
+      v.launch(call);
+    } catch (...) {
+      // A launcher that throws (a helper the lab gives refusing the call) must not leave the
+      // stream recording: the call fails with its message, the next one starts clean.
+      cudaGraph_t partial = nullptr;
+      if (cudaStreamEndCapture(call.stream, &partial) == cudaSuccess && partial != nullptr) {
+        cudaGraphDestroy(partial);
+      }
+      cudaGetLastError();
+      throw;
+    }
     const cudaError_t during = cudaGetLastError();
     cudaGraph_t graph = nullptr;
     const cudaError_t end = cudaStreamEndCapture(call.stream, &graph);

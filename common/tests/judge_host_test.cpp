@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "labkit/judge.hpp"
+#include "labkit/judge_main.hpp"
 
 namespace labkit {
 namespace {
@@ -207,6 +209,57 @@ TEST(JudgeHost, RefusesCallsThatDoNotFitTheProtocol) {
   call = small_call();
   call.inputs.assign(protocol::kMaxCalls + 1, call.inputs[0]);
   EXPECT_THROW(w.run(call), std::invalid_argument);
+}
+
+// Parses `args` as a judge's command line; returns what is left of it (argv[0] included).
+std::vector<std::string> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "judge");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  parse_judge_args(argc, argv.data());
+  return std::vector<std::string>(argv.begin(), argv.begin() + argc);
+}
+
+// A lab whose helper is given to some variants only (lab 07's cuBLAS GEMM, v1_im2col) runs
+// them in another worker binary: --labkit-worker-for routes each call by its variant.
+TEST(JudgeHost, WorkerForRoutesEachVariantToItsBinary) {
+  const WorkerOptions saved = worker_options();
+  const std::string garbage = std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_garbage";
+  const std::vector<std::string> left =
+      parse({"--labkit-worker=/nonexistent/plain", "--gtest_brief=1",
+             "--labkit-worker-for=v1_im2col=" + garbage, "--labkit-worker-for=v3=/x=y"});
+  const WorkerOptions parsed = worker_options();
+  set_worker_options(saved);
+  EXPECT_EQ(left, (std::vector<std::string>{"judge", "--gtest_brief=1"}));
+  EXPECT_EQ(parsed.path, "/nonexistent/plain");
+  EXPECT_EQ(parsed.variant_paths.size(), 2u);
+  EXPECT_EQ(worker_path_for(parsed, "v1_im2col"), garbage);
+  EXPECT_EQ(worker_path_for(parsed, "v3"), "/x=y");  // the first '=' ends the variant
+  EXPECT_EQ(worker_path_for(parsed, "v2_implicit_gemm"), "/nonexistent/plain");
+
+  for (const char* bad : {"--labkit-worker-for=v1_im2col", "--labkit-worker-for==/w",
+                          "--labkit-worker-for=v1_im2col=", "--labkit-worker-for"}) {
+    EXPECT_THROW(parse({bad}), std::invalid_argument) << bad;
+    set_worker_options(saved);
+  }
+  EXPECT_THROW(parse({"--labkit-worker-for=v=/a", "--labkit-worker-for=v=/b"}),
+               std::invalid_argument);
+  set_worker_options(saved);
+
+  // The routed variant's calls reach its binary (here a fake that answers garbage), not the
+  // default worker (which does not exist: a call there would be no_device).
+  WorkerOptions routed = saved;
+  routed.path = "/nonexistent/plain";
+  routed.call_timeout_s = 5;
+  routed.variant_paths = {{"v", garbage}};
+  set_worker_options(routed);
+  const OpResult r = worker_for("v").run(small_call());
+  set_worker_options(saved);
+  EXPECT_EQ(r.outcome, Outcome::kProtocolError) << r.message;
+  // Any other variant: the judge's shared worker.
+  EXPECT_EQ(&worker_for("not_routed"), &shared_worker());
 }
 
 }  // namespace

@@ -362,7 +362,8 @@ def read_log(log: Path) -> list:
 def write_manifest(build_dir: Path, labs: dict, gpu_info: Path,
                    compile_commands: Path | None = None) -> Path:
     """<build_dir>/labs-manifest.json. `labs`: name -> {test, bench, worker: Path,
-    objects, sources, headers: [Path]} (targets are named <lab>_test ...)."""
+    objects, sources, headers: [Path], optionally helper_worker: (Path, [variant])} (targets
+    are named <lab>_test ...)."""
     data = {"version": 1, "gpu_info": str(gpu_info),
             "compile_commands": str(compile_commands) if compile_commands else None, "labs": {}}
     for name, lab in labs.items():
@@ -375,6 +376,10 @@ def write_manifest(build_dir: Path, labs: dict, gpu_info: Path,
             "test": {"target": f"{name}_test", "path": str(lab["test"])},
             "bench": {"target": f"{name}_bench", "path": str(lab["bench"])},
         }
+        if "helper_worker" in lab:    # (path, [variants]): the worker of those variants
+            helper, variants = lab["helper_worker"]
+            data["labs"][name]["helper_worker"] = {"target": f"{name}_helper_worker",
+                                                   "path": str(helper), "variants": variants}
     path = Path(build_dir) / "labs-manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))

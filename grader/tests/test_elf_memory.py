@@ -66,7 +66,8 @@ class LinkedProgramTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             worker = Path(tmp) / "01_naive_matmul_worker"
             shutil.copy(self.paths["exec_stack"], worker)
-            lab = mock.Mock(worker=mock.Mock(target="01_naive_matmul_worker", path=worker))
+            target = mock.Mock(target="01_naive_matmul_worker", path=worker)
+            lab = mock.Mock(worker=target, workers=(target,))
             fake = mock.Mock(labs={"01_naive_matmul": lab})
             with mock.patch.object(build.manifest, "load_manifest", return_value=fake):
                 self.assertIsNone(build.check_linked_workers(Path(tmp), ["labkit_gpu_info"]))
@@ -93,6 +94,50 @@ class LinkedProgramTest(unittest.TestCase):
         with mock.patch.object(build.manifest, "load_manifest", return_value=mock.Mock(labs={})):
             self.assertIn("does not list a_worker",
                           build.check_linked_workers(Path("/x"), ["a_worker"]))
+
+
+@unittest.skipUnless(GCC, "gcc is needed to link the test programs")
+class HelperSplitTest(unittest.TestCase):
+    """elf.helper_split_problems: the worker of the variants not given a helper library must
+    neither need it nor name what the helper's worker imports from it (lab 07: cuBLAS)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        d = Path(cls.tmp.name)
+        # The "helper library": libm's cbrt, linked dynamically; a static copy of a function of
+        # the same name in the other program stands for a library linked into it statically.
+        uses = "#include <math.h>\nvolatile double x = 2;\nint main(void) { return cbrt(x) > 9; }\n"
+        static_copy = "double cbrt(double v) { return v; }\n" + MAIN
+        cls.paths = {}
+        for name, text, libs in (("plain", MAIN, []), ("helper", uses, ["-lm"]),
+                                 ("static_copy", static_copy, [])):
+            (d / f"{name}.c").write_text(text)
+            subprocess.run([GCC, str(d / f"{name}.c"), "-o", str(d / name), "-fno-builtin",
+                            "-Wl,--no-as-needed", *libs], check=True, capture_output=True)
+            cls.paths[name] = d / name
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_reads_needed_libraries_and_imports(self):
+        helper = elf.read(self.paths["helper"])
+        self.assertIn("libm.so.6", helper.needed_libraries())
+        self.assertIn("cbrt", helper.imports())
+        self.assertNotIn("libm.so.6", elf.read(self.paths["plain"]).needed_libraries())
+        self.assertIn(("cbrt", True), elf.read(self.paths["static_copy"]).symbols())
+
+    def test_split_holds(self):
+        self.assertEqual(elf.helper_split_problems(self.paths["plain"], self.paths["helper"]), [])
+
+    def test_a_worker_with_the_helpers_libraries_is_no_split(self):
+        (problem,) = elf.helper_split_problems(self.paths["helper"], self.paths["helper"])
+        self.assertIn("needs no library that helper does not", problem)
+
+    def test_a_statically_linked_helper_function_is_found(self):
+        (problem,) = elf.helper_split_problems(self.paths["static_copy"], self.paths["helper"])
+        self.assertIn("names 1 of the functions only helper should have (cbrt)", problem)
 
 
 class MalformedTest(unittest.TestCase):

@@ -68,7 +68,7 @@ def benches(ratio=0.03, how="ok", counters=None):
 class FakeBuildDir:
     """A build dir with fake binaries and the labs-manifest.json that names them."""
 
-    def __init__(self, root: Path, tests, bench_entries, gpu=None):
+    def __init__(self, root: Path, tests, bench_entries, gpu=None, helper=False):
         self.root = root
         self.log = root / "fake-runs.log"
         out = root / "labs" / LAB
@@ -77,6 +77,10 @@ class FakeBuildDir:
         self.bench_bin = fakes.fake_bench(out / f"{LAB}_bench", bench_entries, log=self.log,
                                           lock=lock)
         self.worker = fakes.fake_worker(out / f"{LAB}_worker")
+        extra = {}
+        if helper:   # v1_naive alone given a helper library: its own worker
+            self.helper = fakes.fake_worker(out / f"{LAB}_helper_worker")
+            extra["helper_worker"] = (self.helper, ["v1_naive"])
         self.gpu_info = fakes.fake_gpu_info(
             root / "common" / "labkit_gpu_info",
             gpu if gpu is not None else {"available": True, "reason": "",
@@ -87,7 +91,7 @@ class FakeBuildDir:
             root, {LAB: {"test": self.test_bin, "bench": self.bench_bin, "worker": self.worker,
                          "objects": [self.obj],
                          "sources": [root / "submission" / LAB / "matmul.cu"],
-                         "headers": [Path("/repo/labs") / LAB / "matmul.h"]}},
+                         "headers": [Path("/repo/labs") / LAB / "matmul.h"], **extra}},
             gpu_info=self.gpu_info, compile_commands=root / "compile_commands.json")
 
     def paths(self) -> manifest.LabPaths:
@@ -96,7 +100,7 @@ class FakeBuildDir:
     def hashes(self) -> judge.BinaryHashes:
         h = judge.BinaryHashes()
         p = self.paths()
-        for t in (p.test, p.bench, p.worker):
+        for t in (p.test, p.bench, *p.workers):
             h.record(t.target, t.path)
         return h
 
@@ -119,13 +123,16 @@ class TempDirTest(unittest.TestCase):
 
 class GradeLabTest(TempDirTest):
     def grade_lab(self, tests, bench_entries, config=None, seed=1234, run_performance=True,
-                  sanitizer=None, sanitize=True):
-        self.build = FakeBuildDir(self.tmp / "build", tests, bench_entries)
+                  sanitizer=None, sanitize=True, helper=False, before=None):
+        self.build = FakeBuildDir(self.tmp / "build", tests, bench_entries, helper=helper)
+        hashes = self.build.hashes()
+        if before:
+            before(self.build)
         config = config or cfg()
         lab = LabResult(lab=config.name, title=config.title, max_points=config.max_points,
                         seed=seed)
         self.progress = []
-        grade.grade_lab(config, lab, self.build.paths(), self.build.hashes(), run_performance,
+        grade.grade_lab(config, lab, self.build.paths(), hashes, run_performance,
                         self.progress.append, sanitizer=sanitizer, sanitize=sanitize)
         return lab
 
@@ -160,6 +167,30 @@ class GradeLabTest(TempDirTest):
         self.assertIn("--gtest_filter=*MatmulPublic*:*MatmulHidden*", test_runs[0]["argv"])
         self.assertIn(f"--labkit-worker={self.build.worker}", test_runs[0]["argv"])
         self.assertIn("--labkit-call-timeout=10", test_runs[0]["argv"])
+
+    def test_a_helper_worker_gets_its_variants_in_tests_and_benchmarks(self):
+        lab = self.grade_lab(tests_all_pass(), benches(ratio=0.03), helper=True)
+        self.assertEqual(lab.status, "graded", lab.message)
+        runs = [r for r in self.build.runs()
+                if any(a.startswith("--labkit-worker=") for a in r["argv"])]
+        route = f"--labkit-worker-for=v1_naive={self.build.helper}"
+        self.assertEqual(len(runs), 2, runs)    # the test judge, then the bench judge
+        for r in runs:
+            self.assertIn(f"--labkit-worker={self.build.worker}", r["argv"])
+            self.assertIn(route, r["argv"])
+        # Without a helper, no route.
+        self.build.log.unlink()
+        self.grade_lab(tests_all_pass(), benches(ratio=0.03))
+        self.assertFalse(any(a.startswith("--labkit-worker-for")
+                             for r in self.build.runs() for a in r["argv"]))
+
+    def test_a_changed_helper_worker_is_never_run(self):
+        lab = self.grade_lab(tests_all_pass(), benches(), helper=True,
+                             before=lambda b: b.helper.write_text("#!/bin/sh\nevil\n"))
+        self.assertEqual(lab.status, "error")
+        self.assertIn(f"{LAB}_helper_worker", lab.message)
+        self.assertFalse(any(a.startswith("--labkit-worker=")
+                             for r in self.build.runs() for a in r["argv"]))
 
     def test_just_under_a_band_edge(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.0299))

@@ -114,6 +114,16 @@ class VerdictsTest(JudgeTest):
         self.assertEqual(run.done, len(TESTS))
         self.assertEqual(run.warnings, [])
 
+    def test_worker_routes_become_worker_for_flags(self):
+        cmd = gtest.judge_command(Path("/b/t"), "*", Path("/b/w"), 5, None, 3,
+                                  routes={"v2": Path("/b/h2"), "v1": Path("/b/h1")})
+        self.assertEqual([a for a in cmd if a.startswith("--labkit-worker")],
+                         ["--labkit-worker=/b/w", "--labkit-worker-for=v1=/b/h1",
+                          "--labkit-worker-for=v2=/b/h2"])
+        self.assertEqual([a for a in gtest.judge_command(Path("/b/t"), "*", Path("/b/w"), 5,
+                                                         None, 3)
+                          if a.startswith("--labkit-worker")], ["--labkit-worker=/b/w"])
+
     def test_one_process_for_all_tests_with_the_contract_flags(self):
         self.run_all(TESTS, seed=77, call_timeout_s=12.5, flt="*Public*:*Hidden*",
                      sanitizer="/opt/cuda/bin/compute-sanitizer")

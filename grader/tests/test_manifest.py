@@ -57,6 +57,21 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual(lab.worker.path, Path("/b/labs/01/worker"))
         self.assertEqual(lab.bench.target, f"{LAB}_bench")
 
+    def test_helper_worker(self):
+        lab = self.load(GOOD).lab(LAB)
+        self.assertIsNone(lab.helper_worker)
+        self.assertEqual((lab.workers, lab.worker_routes), ((lab.worker,), {}))
+        data = copy.deepcopy(GOOD)
+        data["labs"][LAB]["helper_worker"] = {"target": f"{LAB}_helper_worker",
+                                              "path": "/b/labs/01/helper", "variants": ["v1"]}
+        lab = self.load(data).lab(LAB)
+        helper = manifest.Target(f"{LAB}_helper_worker", Path("/b/labs/01/helper"))
+        self.assertEqual(lab.workers, (lab.worker, helper))
+        self.assertEqual(lab.worker_routes, {"v1": Path("/b/labs/01/helper")})
+        for bad in ([], "v1", ["v1=x"], ["a b"], [""], None):
+            data["labs"][LAB]["helper_worker"]["variants"] = bad
+            self.rejected(data, "helper_worker.variants")
+
     def test_null_compile_commands(self):
         data = copy.deepcopy(GOOD)
         data["compile_commands"] = None

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,12 +21,22 @@ struct WorkerOptions {
   double call_timeout_s = 60;  // one request; a hang is killed after this
   std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
+  // Variants that run in a worker binary of their own (--labkit-worker-for=VARIANT=PATH): the
+  // one linked with what a lab gives those variants only (add_cuda_lab's HELPER_VARIANTS, lab
+  // 07's cuBLAS GEMM for v1_im2col). Every other variant runs in `path`, which lacks it: a
+  // library that is not loaded in a process cannot be found from it (the sandbox forbids
+  // loading one), so only the variants named here can reach the helper, by any route.
+  std::map<std::string, std::string> variant_paths;
 };
 
-// Set by the judge's main from its command line (--labkit-worker, --labkit-call-timeout,
-// --labkit-sanitizer); the default worker is <this program's name, _test/_bench -> _worker>.
+// Set by the judge's main from its command line (--labkit-worker, --labkit-worker-for,
+// --labkit-call-timeout, --labkit-sanitizer); the default worker is <this program's name,
+// _test/_bench -> _worker>.
 void set_worker_options(const WorkerOptions& options);
 const WorkerOptions& worker_options();
+
+// The worker binary that runs `variant`: its --labkit-worker-for entry, else options.path.
+const std::string& worker_path_for(const WorkerOptions& options, const std::string& variant);
 
 // One buffer of an op call, in the order the op family's launcher takes them.
 struct BufferSpec {
@@ -134,8 +145,15 @@ class Worker {
 // CPU work on a large call shows. Measured from outside (/proc/<pid>/stat).
 double host_cpu_allowance_ms(uint64_t bytes);
 
-// The judge's one worker, started on first use with worker_options().
+// The judge's worker for the variants without a worker of their own, started on first use with
+// worker_options().
 Worker& shared_worker();
+
+// The worker that runs `variant` (worker_path_for): shared_worker(), or one judge-wide worker
+// per --labkit-worker-for binary, started on first use. Every call is routed by its variant,
+// tests and benchmarks alike, so one judge process serves a lab whose variants run in
+// different binaries (a judge per variant would repeat the listing and the start-up).
+Worker& worker_for(const std::string& variant);
 
 // Kills every process this judge has adopted (it is a child subreaper: whatever a worker
 // started and left behind is reparented here) except the live workers'. Called after every

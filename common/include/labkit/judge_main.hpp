@@ -1,6 +1,6 @@
 // Start-up shared by the judges (the test and the benchmark programs): reads the labkit flags
-// (--labkit-worker, --labkit-results-fd, --labkit-seed-stdin, --labkit-call-timeout,
-// --labkit-sanitizer) out of argv, hardens the process, and sets the seed.
+// (--labkit-worker, --labkit-worker-for, --labkit-results-fd, --labkit-seed-stdin,
+// --labkit-call-timeout, --labkit-sanitizer) out of argv, hardens the process, and sets the seed.
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // The conv op family, worker side (lab 07): how a launcher is called, and the GEMM the lab
-// provides to the student's im2col variant.
+// provides to the student's im2col variant (in that variant's worker only).
 //
 // The shape struct is the lab's own (its header is the only one the student's file may
 // include), so the launcher type is a template over it; the lab's worker binds
@@ -24,7 +24,8 @@ using Launcher = void (*)(const float* x, const float* w, const float* bias, flo
 // Creates the cuBLAS handle and its workspace behind conv_sgemm (common/src/ops/conv_gemm.cu).
 // Called by the lab's worker at start-up, before any request: creating them inside a launcher
 // that is being recorded into a graph would allocate during the capture. Never throws; a
-// failure is reported by the first conv_sgemm call.
+// failure is reported by the first conv_sgemm call. In the worker of the variants not given
+// the GEMM (conv_gemm_stub.cpp: no cuBLAS there) it does nothing.
 void gemm_setup() noexcept;
 
 // Buffers: 0 = x, 1 = w, 2 = bias (C_out values, always allocated), 3 = y, 4 = workspace.
