@@ -1,6 +1,7 @@
 #include "labkit/device_fill.hpp"
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/device_buffer.hpp"
 #include "labkit/ops/conv_dist.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/spmv_dist.hpp"
@@ -264,14 +265,14 @@ __global__ void count_differences_kernel(const uint32_t* a, const uint32_t* b, s
 
 template <typename Launch>
 uint64_t count_on_device(cudaStream_t stream, Launch&& launch) {
-  unsigned long long* differ = nullptr;
-  CUDA_CHECK(cudaMallocAsync(&differ, sizeof(*differ), stream));
-  CUDA_CHECK(cudaMemsetAsync(differ, 0, sizeof(*differ), stream));
-  launch(differ);
+  // cudaMalloc, not the stream-ordered allocator: these run in the confined worker too
+  // (generated inputs of a correctness call), where creating the allocator's pool opened a file.
+  DeviceBuffer<unsigned long long> differ(1);
+  CUDA_CHECK(cudaMemsetAsync(differ.get(), 0, sizeof(unsigned long long), stream));
+  launch(differ.get());
   LABKIT_CHECK_LAUNCH();
   unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, differ, sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaFreeAsync(differ, stream));
+  CUDA_CHECK(cudaMemcpyAsync(&host, differ.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   return host;
 }
@@ -384,14 +385,12 @@ uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool wei
 SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
   SumAbs r;
   if (count == 0) return r;
-  double* d = nullptr;
-  CUDA_CHECK(cudaMallocAsync(&d, 2 * sizeof(double), stream));
-  CUDA_CHECK(cudaMemsetAsync(d, 0, 2 * sizeof(double), stream));
-  sum_abs_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d);
+  DeviceBuffer<double> d(2);
+  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, 2 * sizeof(double), stream));
+  sum_abs_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d.get());
   LABKIT_CHECK_LAUNCH();
   double host[2] = {0, 0};
-  CUDA_CHECK(cudaMemcpyAsync(host, d, sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaFreeAsync(d, stream));
+  CUDA_CHECK(cudaMemcpyAsync(host, d.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   r.sum = host[0];
   r.abs_sum = host[1];
@@ -400,14 +399,12 @@ SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
 
 int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream) {
   if (count == 0) return 0;
-  unsigned long long* d = nullptr;
-  CUDA_CHECK(cudaMallocAsync(&d, sizeof(*d), stream));
-  CUDA_CHECK(cudaMemsetAsync(d, 0, sizeof(*d), stream));
-  sum_i32_i64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d);
+  DeviceBuffer<unsigned long long> d(1);
+  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), stream));
+  sum_i32_i64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d.get());
   LABKIT_CHECK_LAUNCH();
   unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, d, sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaFreeAsync(d, stream));
+  CUDA_CHECK(cudaMemcpyAsync(&host, d.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   return static_cast<int64_t>(host);
 }
