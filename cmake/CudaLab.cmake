@@ -75,6 +75,20 @@ function(add_cuda_lab)
   add_executable(${lab}_test ${test_sources})
   target_include_directories(${lab}_test PRIVATE "${lab_dir}")
   target_link_libraries(${lab}_test PRIVATE ${LAB_TEST_LIBS} labkit_gtest_main)
+  # With the hidden tests in the build (not a student release), every correctness group of
+  # grading.toml must select some test: a filter that selects none would be worth 0 silently.
+  set(all_hidden_here ON)
+  foreach(hidden IN LISTS LAB_HIDDEN_TESTS)
+    if(NOT EXISTS "${lab_dir}/${hidden}")
+      set(all_hidden_here OFF)
+    endif()
+  endforeach()
+  if(LAB_HIDDEN_TESTS AND all_hidden_here)
+    add_test(NAME ${lab}:grading_groups_select_tests
+             COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/check_groups.py"
+                     "${lab_dir}" "$<TARGET_FILE:${lab}_test>")
+    set_tests_properties(${lab}:grading_groups_select_tests PROPERTIES TIMEOUT 60 LABELS "${lab}")
+  endif()
 
   add_executable(${lab}_bench ${LAB_BENCHMARK})
   target_include_directories(${lab}_bench PRIVATE "${lab_dir}")

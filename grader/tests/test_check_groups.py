@@ -1,0 +1,76 @@
+"""cmake/check_groups.py, the CTest check that every correctness group of a lab selects tests:
+on a fake test judge (grader/tests/fakes.py) and a lab folder written here."""
+
+import importlib.util
+import io
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from grader.tests import fakes
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("check_groups", REPO / "cmake" / "check_groups.py")
+check_groups = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(check_groups)
+
+TESTS = [("Sizes/ReducePublic", "MatchesReference/v1_n1", "pass"),
+         ("Sizes/ReduceHidden", "MatchesReference/v1_n3", "pass")]
+
+GRADING = """[lab]
+title = "Reduction"
+student_files = ["reduce.cu"]
+
+[[correctness]]
+name = "public"
+filter = "*ReducePublic*"
+points = 40
+
+[[correctness]]
+name = "hidden"
+filter = "{hidden}"
+points = 60
+"""
+
+
+class CheckGroupsTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = Path(self._tmp.name)
+        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test", TESTS)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_check(self, hidden_filter: str):
+        lab = self.tmp / "labs" / "05_reduction"
+        lab.mkdir(parents=True, exist_ok=True)
+        (lab / "grading.toml").write_text(GRADING.format(hidden=hidden_filter))
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = check_groups.main(["check_groups.py", str(lab), str(self.judge)])
+        return rc, out.getvalue() + err.getvalue()
+
+    def test_every_group_selects_tests(self):
+        rc, text = self.run_check("*ReduceHidden*")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("public 1, hidden 1", text)
+
+    def test_a_group_that_selects_nothing_fails_and_is_named(self):
+        rc, text = self.run_check("*ReduceHiden*")   # the typo the check is for
+        self.assertEqual(rc, 1, text)
+        self.assertIn("'hidden' (filter '*ReduceHiden*', 60 points) selects none of the 2 tests",
+                      text)
+        self.assertNotIn("'public'", text)
+
+    def test_an_unreadable_lab_is_exit_2(self):
+        rc, text = self.run_check("*ReduceHidden*")
+        self.assertEqual(rc, 0)
+        rc = check_groups.main(["check_groups.py", str(self.tmp / "labs" / "nope"),
+                                str(self.judge)])
+        self.assertEqual(rc, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
