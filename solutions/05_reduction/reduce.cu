@@ -1,9 +1,18 @@
+//@ starter
+//| // Lab 05: parallel reduction. THIS is the file you edit (and the only one the grader takes).
+//| //
+//| // out[0] = in[0] + in[1] + ... + in[n - 1], for float and int, any n >= 1. Four versions:
+//| // v1..v3 follow the lecture (a tree in shared memory, one launch per level of partial sums),
+//| // v4 is your fastest. Read README.md in this folder first. Build and test with:
+//| //   cmake --workflow --preset student     (your tests)   python3 -m grader grade 05  (your grade)
+//@ solution
 // Lab 05 reference solution: parallel reduction, out[0] = in[0] + ... + in[n - 1].
 //
 // v1..v3 follow the lecture's ladder (one element per thread, a tree in shared memory, one
 // launch per level of partial sums); v4 is the fast version: many elements per thread with
 // 16-byte loads, a warp-shuffle finish, a grid sized to the GPU and one launch (the last block
 // to finish sums the blocks' partials).
+//@ end
 #include "reduce.h"
 
 #include <cstdint>
@@ -18,18 +27,41 @@ static_assert((kBlock & (kBlock - 1)) == 0, "v1..v3 halve the block: a power of 
 // ---------------------------------------------------------------------------------------------
 // v1..v3: one launch per level. Each block loads kBlock consecutive elements of its input into
 // shared memory (zeros past n), reduces them to one value and writes it to out[blockIdx.x].
+//@ starter
+//| // The shared array has a fixed size: `extern __shared__ T sdata[]` clashes between the float and
+//| // int instantiations of a template.
+//@ solution
+//@ end
 // ---------------------------------------------------------------------------------------------
 
 // reduce_v1_interleaved_kernel: a tree in shared memory; at step s the threads whose index is a
 // multiple of 2s add the element s to their right.
 // Memory traffic: one global read per element and one write per block; log2(kBlock) rounds of
 // shared-memory reads and writes.
+//@ starter
+//| // Known limit: `tid % (2*s)` keeps a scattered few threads of every warp busy (divergence).
+//@ solution
 // Known limit: `tid % (2*s)` keeps a scattered few threads of every warp busy, so warps diverge
 // and the modulo is slow; the active threads' addresses spread out and hit the same banks.
+//@ end
 template <typename T>
 __global__ void reduce_v1_interleaved_kernel(const T* __restrict__ in, T* __restrict__ out,
                                              size_t n) {
   __shared__ T sdata[kBlock];
+  //@ starter
+  //|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+  //|   // 1. Load: thread tid = threadIdx.x of block b stores in[b * blockDim.x + tid] into sdata[tid],
+  //|   //    or 0 when that index is >= n (the last block is partial). Compute the index in size_t:
+  //|   //    n can exceed 2^31.
+  //|   // 2. Barrier: no thread may start adding before every thread has stored its element.
+  //|   // 3. The tree: for s = 1, 2, 4, ... while s < blockDim.x: if tid is a multiple of 2*s (and
+  //|   //    tid + s is still inside the block), sdata[tid] += sdata[tid + s]. Put a barrier INSIDE
+  //|   //    the loop, after the if: the next step reads what this step wrote. (The lecture's first
+  //|   //    listing puts it after the loop: that is a race.)
+  //|   // 4. Thread 0 writes the block's sum, sdata[0], to out[blockIdx.x].
+  //|   (void)in; (void)out; (void)n; (void)sdata;  // placeholder: remove this line
+  //|   // ---- TODO(student) END ---------------------------------------------------------------
+  //@ solution
   const unsigned tid = threadIdx.x;
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + tid;
   sdata[tid] = i < n ? in[i] : T(0);  // the last block is padded with zeros
@@ -40,17 +72,32 @@ __global__ void reduce_v1_interleaved_kernel(const T* __restrict__ in, T* __rest
     __syncthreads();  // this step's sums are written before the next step reads them
   }
   if (tid == 0) out[blockIdx.x] = sdata[0];
+  //@ end
 }
 
 // reduce_v2_strided_kernel: the same tree, but thread t works on element 2*s*t, so the active
 // threads are the first kBlock/(2s): whole warps are busy or idle, no divergence inside a warp.
 // Memory traffic: as v1.
+//@ starter
+//| // Known limit: the addresses 2*s*t are 2s words apart: the threads of a warp collide on the
+//| // same shared-memory banks.
+//@ solution
 // Known limit: the addresses 2*s*t are s*2 words apart, so the threads of a warp collide on the
 // same shared-memory banks (2-way at s = 1, up to 16-way and more as s grows).
+//@ end
 template <typename T>
 __global__ void reduce_v2_strided_kernel(const T* __restrict__ in, T* __restrict__ out,
                                          size_t n) {
   __shared__ T sdata[kBlock];
+  //@ starter
+  //|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+  //|   // Load and barrier as in v1. Then, for s = 1, 2, 4, ... while s < blockDim.x:
+  //|   //   index = 2 * s * tid;  if index + s < blockDim.x: sdata[index] += sdata[index + s];
+  //|   //   barrier.
+  //|   // Thread 0 writes sdata[0] to out[blockIdx.x].
+  //|   (void)in; (void)out; (void)n; (void)sdata;  // placeholder: remove this line
+  //|   // ---- TODO(student) END ---------------------------------------------------------------
+  //@ solution
   const unsigned tid = threadIdx.x;
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + tid;
   sdata[tid] = i < n ? in[i] : T(0);
@@ -62,18 +109,32 @@ __global__ void reduce_v2_strided_kernel(const T* __restrict__ in, T* __restrict
     __syncthreads();
   }
   if (tid == 0) out[blockIdx.x] = sdata[0];
+  //@ end
 }
 
 // reduce_v3_sequential_kernel: the tree folded in halves: at step s the first s threads add
 // element tid + s to element tid, so a warp reads 32 consecutive words (no bank conflicts).
 // Memory traffic: as v1.
+//@ starter
+//| // Known limit: half the threads are idle from the first step on, the last steps run on one
+//| // warp with a full barrier each, and every level is a launch of its own.
+//@ solution
 // Known limit: half the threads are idle from the first step on (each loads one element and
 // adds nothing), the last 5 steps run on one warp with a full barrier each, and every level is
 // a launch of its own.
+//@ end
 template <typename T>
 __global__ void reduce_v3_sequential_kernel(const T* __restrict__ in, T* __restrict__ out,
                                             size_t n) {
   __shared__ T sdata[kBlock];
+  //@ starter
+  //|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+  //|   // Load and barrier as in v1. Then, for s = blockDim.x / 2 down to 1 (s >>= 1):
+  //|   //   if tid < s: sdata[tid] += sdata[tid + s];   barrier.
+  //|   // Thread 0 writes sdata[0] to out[blockIdx.x].
+  //|   (void)in; (void)out; (void)n; (void)sdata;  // placeholder: remove this line
+  //|   // ---- TODO(student) END ---------------------------------------------------------------
+  //@ solution
   const unsigned tid = threadIdx.x;
   const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + tid;
   sdata[tid] = i < n ? in[i] : T(0);
@@ -84,18 +145,39 @@ __global__ void reduce_v3_sequential_kernel(const T* __restrict__ in, T* __restr
     __syncthreads();
   }
   if (tid == 0) out[blockIdx.x] = sdata[0];
+  //@ end
 }
 
 namespace {
 
+//@ starter
+//| // Kernel decomposition, shared by v1..v3: launches `kernel` level after level until one value
+//| // is left, in out[0]. Every launch goes on `stream`; nothing here waits.
+//@ solution
 // Kernel decomposition, shared by v1..v3. Level 0 reduces `in` (count = n) to ceil(n / kBlock)
 // partial sums; each further level reduces the previous level's partials the same way. The
 // levels' outputs sit one after the other in `workspace`, so a level never writes over the
 // partials it is reading. The level that fits in one block writes its single value to out[0].
 // The end of each launch is the barrier between levels. Workspace used: about n / 255 + 4.
+//@ end
 template <typename T>
 void reduce_in_levels(void (*kernel)(const T*, T*, size_t), const T* in, T* out, size_t n,
                       T* workspace, cudaStream_t stream) {
+  //@ starter
+  //|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+  //|   // Keep the current level's input (`in` at first), its element count (n at first) and where
+  //|   // its partial sums go (the start of `workspace` at first). While more than kBlock elements
+  //|   // are left:
+  //|   //   blocks = ceil(count / kBlock);
+  //|   //   kernel<<<blocks, kBlock, 0, stream>>>(level_in, level_out, count);
+  //|   //   the partials just written become the next level's input (count = blocks), and the next
+  //|   //   level writes right AFTER them in workspace (level_out += blocks), never over them.
+  //|   // The last level (count <= kBlock) is one block writing straight into out:
+  //|   //   kernel<<<1, kBlock, 0, stream>>>(level_in, out, count);
+  //|   // The workspace holds garbage on entry: only read partials that this call wrote.
+  //|   (void)kernel; (void)in; (void)out; (void)n; (void)workspace; (void)stream;  // placeholder
+  //|   // ---- TODO(student) END ---------------------------------------------------------------
+  //@ solution
   const T* level_in = in;
   T* level_out = workspace;
   size_t count = n;
@@ -107,6 +189,7 @@ void reduce_in_levels(void (*kernel)(const T*, T*, size_t), const T* in, T* out,
     count = blocks;
   }
   kernel<<<1, kBlock, 0, stream>>>(level_in, out, count);
+  //@ end
 }
 
 }  // namespace
@@ -127,16 +210,27 @@ void reduce_v3_sequential(const T* in, T* out, size_t n, T* workspace, cudaStrea
 }
 
 // ---------------------------------------------------------------------------------------------
+//@ starter
+//| // v4: as fast as you can make it. The plan the README walks through: two launches for any n.
+//| // Launch 1: a grid that just fills the GPU walks the whole input, each thread summing many
+//| // elements in registers; one partial per block goes to workspace. Launch 2: one block of the
+//| // same kernel sums those partials into out[0]. You may change the constants and helpers below.
+//@ solution
 // v4: one launch for any n. A grid that just fills the GPU walks the whole input, each thread
 // summing many elements in registers; each block writes its partial to workspace, and the last
 // block to finish (it counts the finished blocks on a ticket) sums the partials into out[0].
 // The two-launch plan of the handout is one launch more: at 2^20 elements a launch is a third
 // of the whole call.
+//@ end
 // ---------------------------------------------------------------------------------------------
 
 namespace {
 
+//@ starter
+//| constexpr unsigned kV4Threads = 512;     // threads per block (16 warps)
+//@ solution
 constexpr unsigned kV4Threads = 1024;    // threads per block (32 warps)
+//@ end
 constexpr unsigned kV4Unroll = 4;        // independent 16-byte loads in flight per thread
 constexpr unsigned kV4MaxBlocks = 1024;  // partials fit in workspace for every n (>= 1024)
 constexpr unsigned kWarp = 32;
@@ -145,11 +239,27 @@ static_assert(kV4Threads % kWarp == 0 && kV4Threads / kWarp <= kWarp,
 static_assert(kV4Unroll >= 1 && kV4MaxBlocks <= 1024,
               "workspace holds at least 1024 elements for any n");
 
+//@ starter
+//| // Four elements in one 16-byte load: Vec4<float>::type is float4, Vec4<int>::type is int4.
+//@ solution
 // Four elements in one 16-byte load.
+//@ end
 template <typename T> struct Vec4;
 template <> struct Vec4<float> { using type = float4; };
 template <> struct Vec4<int> { using type = int4; };
 
+//@ starter
+//| // Sum over the 32 lanes of a warp; lane 0 must hold the warp's total on return.
+//| template <typename T>
+//| __device__ __forceinline__ T warp_sum(T v) {
+//|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+//|   // Halve the distance each step: offset = 16, 8, 4, 2, 1:
+//|   //   v += __shfl_down_sync(0xffffffffu, v, offset);
+//|   // No shared memory and no barrier: the shuffle moves registers between the lanes of a warp.
+//|   return v;  // placeholder: wrong for any warp with more than one non-zero lane
+//|   // ---- TODO(student) END ---------------------------------------------------------------
+//| }
+//@ solution
 // Sum over the 32 lanes of a warp, by shuffles (no shared memory, no barrier): after the loop
 // lane 0 holds the warp's total.
 template <typename T>
@@ -182,10 +292,37 @@ __device__ __forceinline__ T block_sum(T v, T* warp_sums) {
 // counter in its workspace and clear it with cudaMemsetAsync).
 template <typename T>
 __device__ unsigned g_v4_finished = 0;
+//@ end
 
 }  // namespace
 
 // reduce_v4_optimized_kernel: grid-stride loop, each thread adding kV4Unroll 16-byte vectors per
+//@ starter
+//| // trip in registers, then a shuffle sum per warp and one across the block's warps;
+//| // out[blockIdx.x] = the block's sum.
+//| // Memory traffic: every input byte read exactly once, in 16-byte coalesced loads; one write per
+//| // block; shared memory only for the warps' sums.
+//| // Known limit: bound by DRAM bandwidth; at small n the two launches' fixed cost dominates.
+//| template <typename T>
+//| __global__ void __launch_bounds__(kV4Threads)
+//| reduce_v4_optimized_kernel(const T* __restrict__ in, T* __restrict__ out, size_t n) {
+//|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+//|   // 1. Thread index in the grid, tid = blockIdx.x * blockDim.x + threadIdx.x, and the grid's
+//|   //    size, stride = gridDim.x * blockDim.x, both size_t. A register accumulator sum = 0.
+//|   // 2. Split [0, n) into a head of 0-3 elements before the first 16-byte aligned address
+//|   //    (reinterpret_cast<uintptr_t>(in) % 16; 0 for a pointer from cudaMalloc), a body of
+//|   //    n_vec whole vectors read as `const typename Vec4<T>::type*`, and a tail of 0-3 elements.
+//|   // 3. Body, grid-stride: for (i = tid; i + (kV4Unroll-1)*stride < n_vec; i += kV4Unroll*stride)
+//|   //    load the kV4Unroll vectors body[i + u*stride] first (__ldg), then add their .x .y .z .w
+//|   //    into sum. Then a plain loop for the vectors left over (i < n_vec, i += stride).
+//|   // 4. Head and tail with scalar loads: thread tid adds in[tid] if tid < head, and
+//|   //    in[tail_start + tid] if that index is < n.
+//|   // 5. Block sum: warp_sum(sum); lane 0 of each warp stores it in a __shared__ array of
+//|   //    kV4Threads / kWarp elements; __syncthreads(); warp 0 loads those (0 past the number of
+//|   //    warps), warp_sum again, and lane 0 writes out[blockIdx.x].
+//|   (void)in; (void)out; (void)n;  // placeholder: remove this line
+//|   // ---- TODO(student) END ---------------------------------------------------------------
+//@ solution
 // trip in registers (the "add during load" of many elements per thread), then a shuffle sum per
 // warp and one across the block's warps. Each block writes its partial to partials[blockIdx.x];
 // the last block to finish sums the partials and writes out[0].
@@ -252,12 +389,19 @@ reduce_v4_optimized_kernel(const T* __restrict__ in, T* __restrict__ out, size_t
     out[0] = total;
     g_v4_finished<T> = 0;  // ready for the next launch (kernels on a stream run in order)
   }
+//@ end
 }
 
 namespace {
 
+//@ starter
+//| // Blocks of reduce_v4_optimized_kernel<T> that the GPU holds at once: SMs x blocks per SM
+//| // (the occupancy calculator counts registers and shared memory). Asked once, kept in a
+//| // function-local static.
+//@ solution
 // Blocks of reduce_v4_optimized_kernel<T> that the GPU holds at once: SMs x blocks per SM.
 // Asked once (the worker uses one device) and kept in a function-local static.
+//@ end
 template <typename T>
 unsigned v4_resident_blocks() {
   static const unsigned blocks = [] {
@@ -276,6 +420,19 @@ unsigned v4_resident_blocks() {
 
 template <typename T>
 void reduce_v4_optimized(const T* in, T* out, size_t n, T* workspace, cudaStream_t stream) {
+  //@ starter
+  //|   // ---- TODO(student) BEGIN -------------------------------------------------------------
+  //|   // 1. blocks = ceil(n / (kV4Threads * kV4Unroll * 4)): enough that each thread has at least
+  //|   //    one full trip of the unrolled loop; then at most v4_resident_blocks<T>() (one wave: the
+  //|   //    grid-stride loop does the rest) and at most kV4MaxBlocks (the partials must fit in
+  //|   //    workspace).
+  //|   // 2. If blocks <= 1: one launch, reduce_v4_optimized_kernel<T><<<1, kV4Threads, 0, stream>>>
+  //|   //    (in, out, n), and return.
+  //|   // 3. Otherwise two launches on `stream`: (in -> workspace, n elements) with `blocks` blocks,
+  //|   //    then one block on (workspace -> out, `blocks` elements).
+  //|   (void)in; (void)out; (void)n; (void)workspace; (void)stream;  // placeholder: launches nothing
+  //|   // ---- TODO(student) END ---------------------------------------------------------------
+  //@ solution
   // Enough blocks that every thread has at least one full trip of kV4Unroll vectors, at most
   // one resident wave (the grid-stride loop does the rest), never more partials than fit.
   constexpr size_t kPerBlockTrip = static_cast<size_t>(kV4Threads) * kV4Unroll * 4;
@@ -286,10 +443,15 @@ void reduce_v4_optimized(const T* in, T* out, size_t n, T* workspace, cudaStream
   if (blocks < 1) blocks = 1;
   reduce_v4_optimized_kernel<T>
       <<<static_cast<unsigned>(blocks), kV4Threads, 0, stream>>>(in, out, n, workspace);
+  //@ end
 }
 
 // ---------------------------------------------------------------------------------------------
+//@ starter
+//| // The launchers the harness calls, for float and int. Leave these lines as they are.
+//@ solution
 // The launchers the harness calls, for float and int.
+//@ end
 // ---------------------------------------------------------------------------------------------
 template void reduce_v1_interleaved<float>(const float*, float*, size_t, float*, cudaStream_t);
 template void reduce_v1_interleaved<int>(const int*, int*, size_t, int*, cudaStream_t);
