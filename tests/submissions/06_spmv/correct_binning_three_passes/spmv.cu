@@ -125,7 +125,7 @@ spmv_v3_bin_kernel(int rows, int lo_len, int hi_len, const int* __restrict__ row
   const bool take = row < static_cast<size_t>(rows) && end - start >= lo_len && end - start <= hi_len;
   float sum = 0.0f;
   if (take) {
-    for (int e = start + lane; e < end; e += W) sum += values[e] * x[col_idx[e]];
+    for (int64_t e = start + static_cast<int64_t>(lane); e < end; e += W) sum += values[e] * x[col_idx[e]];
   }
   sum = group_sum<W>(sum);
   if (take && lane == 0) y[row] = sum;
@@ -140,7 +140,7 @@ spmv_v3_block_rows_kernel(int rows, int lo_len, const int* __restrict__ row_ptr,
     const int start = row_ptr[row], end = row_ptr[row + 1];
     if (end - start < lo_len) continue;  // the same for the whole block
     float sum = 0.0f;
-    for (int e = start + static_cast<int>(threadIdx.x); e < end; e += kBinBlock) sum += values[e] * x[col_idx[e]];
+    for (int64_t e = start + static_cast<int64_t>(threadIdx.x); e < end; e += kBinBlock) sum += values[e] * x[col_idx[e]];
     sum = group_sum<kWarp>(sum);
     if (threadIdx.x % kWarp == 0) warp_sums[threadIdx.x / kWarp] = sum;
     __syncthreads();
