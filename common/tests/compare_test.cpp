@@ -276,9 +276,10 @@ TEST(CompareWhere, VectorSegmentsGroupsAndExactIntegers) {
   std::vector<double> ref(got.begin(), got.end());
   for (size_t i = 256; i < 512; ++i) got[i] += 1.0f;
   got[999] = bits_as<float>(kPoisonBits);
-  VectorLayout layout{n, 256, [](size_t i) { return i < 600 ? std::string("rows of length 1-32")
-                                                            : std::string("rows of length 33-64"); },
-                      "y"};
+  const auto length = [](size_t i) {
+    return std::string(i < 600 ? "rows of length 1-32" : "rows of length 33-64");
+  };
+  VectorLayout layout{n, 256, length, "y"};
   const std::string j = compare_vector(observe(bytes_of(got), DType::kF32), ref,
                                        uniform_bounds(ref, 1e-6, 1e-6), layout).where_json();
   EXPECT_TRUE(has(j, R"("kind":"vector","name":"y","shape":[1000],)")) << j;

@@ -460,7 +460,8 @@ TEST(SpmvJudge, AcceptsAFloatKernelAndNamesTheRowLengthsOfABug) {
   const labkit::CheckSpec s = sp::spec("v2_vector", c);
   ASSERT_EQ(s.call.inputs.size(), 2u);
   for (int call = 0; call < 2; ++call) {
-    EXPECT_EQ(s.verify(call, outputs_with_y(s, float_spmv(s, call))).message, "") << "call " << call;
+    EXPECT_EQ(s.verify(call, outputs_with_y(s, float_spmv(s, call))).message, "")
+        << "call " << call;
   }
   // Fresh values and x per call: call 0's y is wrong for call 1.
   EXPECT_NE(s.verify(1, outputs_with_y(s, float_spmv(s, 0))).message, "");
