@@ -4,7 +4,8 @@ The judge contains no student code: it starts the worker (the student's code) it
 reports one JSON line per test on a pipe only it holds (--labkit-results-fd). A verdict is
 read from that pipe and nowhere else: not from the judge's console output (the worker's output
 may be mixed into it), not from files, not from exit codes. A test without a line on the pipe
-did not pass.
+did not pass. A failed test's line may carry, beside its message, "where": the failed
+comparison as data, computed by the judge (TestResult.where).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from grader.results import TestResult
 # earns no correctness points (grade.py).
 JUDGE_STATUSES = ("passed", "failed", "crashed", "timeout", "skipped", "host_compute")
 MAX_MESSAGE = 20000   # characters kept of one test's message
+MAX_WHERE = 64000     # characters of one test's where data (the judge's are a few thousand)
 
 
 # gtest filter syntax: 'a*:b*-c*' = (a* or b*) and not c*
@@ -194,7 +196,22 @@ def _test_result(event: dict) -> TestResult | None:
         return None
     if len(message) > MAX_MESSAGE:
         message = message[:MAX_MESSAGE] + f"\n[... {len(message) - MAX_MESSAGE} characters cut]"
-    return TestResult(name=name, status=status, message=message, seconds=float(seconds))
+    return TestResult(name=name, status=status, message=message, seconds=float(seconds),
+                      where=_where(event.get("where"), status))
+
+
+def _where(where, status: str) -> dict | None:
+    """A test line's where data (a failed comparison, common/src/compare.cpp), kept as the
+    judge wrote it when it is a JSON object of sane size on a test that did not pass; else
+    nothing (the verdict and the message stand without it). Drawing checks it field by field
+    (wheremap.from_dict)."""
+    if status == "passed" or not isinstance(where, dict):
+        return None
+    try:
+        size = len(json.dumps(where))
+    except (ValueError, RecursionError):
+        return None
+    return where if size <= MAX_WHERE else None
 
 
 def _excerpt(raw: bytes, n: int = 120) -> str:

@@ -26,9 +26,9 @@ from grader.errors import EXIT_USAGE, GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, lab_message, num, perf_name,
                                 perf_summary, points_text, withheld)
-from grader.results import GradeResult, LabResult
+from grader.results import GradeResult, LabResult, TestResult
 
-MAX_MAPS = 40             # where-map pictures per page; later maps stay text
+MAX_MAPS = 40             # where-map pictures per page; later failures show their message only
 MAX_FAILURES = 200        # failing tests listed per page
 MAX_MESSAGE_LINES = 200
 MAX_MESSAGE_CHARS = 20000
@@ -216,22 +216,20 @@ class _Budget:
         self.maps = maps
 
 
-def message_html(text: str, budget: _Budget, what: str) -> str:
-    """A test's message: its text in <pre> blocks, each where map drawn as a picture."""
-    text = clip(clean_text(text), 10_000, MAX_MESSAGE_CHARS * 2)
-    out = []
-    for kind, piece in wheremap.parse(text):
-        if kind == "text":
-            if piece.strip():
-                out.append(_pre(piece))
-        elif budget.maps > 0:
-            budget.maps -= 1
-            alt = f"where map of {piece.title} for {what}"
-            out.append(f"<figure>{map_figure(piece, alt)}<figcaption>Where: {esc(piece.title)}"
-                       f"</figcaption>{_groups_table(piece)}</figure>")
-        else:
-            out.append(_pre("\n".join("    " + row for row in piece.cells)
-                            + "\n(more maps than the page draws: shown as text)"))
+def test_html(test: TestResult, budget: _Budget, what: str) -> str:
+    """A failing test: its message as text, then the where map of its failed comparison drawn
+    as a picture, from the data the judge recorded (test.where), never from the message."""
+    text = clean_text(test.message or test.status)
+    out = [_pre(text)] if text.strip() else []
+    where = wheremap.from_dict(test.where)
+    if where is not None and budget.maps > 0:
+        budget.maps -= 1
+        alt = f"where map of {where.title} for {what}"
+        out.append(f"<figure>{map_figure(where, alt)}<figcaption>Where: {esc(where.title)}"
+                   f"</figcaption>{_groups_table(where)}</figure>")
+    elif where is not None:
+        out.append("<p class=\"note\">(more maps than the page draws: this one is not drawn; "
+                   "the message shows it as text)</p>")
     return "\n".join(out) or "<p class=\"muted\">(no message)</p>"
 
 
@@ -301,7 +299,7 @@ def _failures(result: GradeResult, budget: _Budget) -> list:
                 out.append(f"<details open><summary>{esc(lab.lab)} · {esc(g.name)}{tag} · "
                            f"<code>{esc(t.name)}</code>: <span class=\"bad\">"
                            f"{esc(t.status.replace('_', ' '))}</span></summary>"
-                           f"{message_html(t.message or t.status, budget, what)}</details>")
+                           f"{test_html(t, budget, what)}</details>")
         for p in lab.performance:
             if p.status in PERF_PROBLEMS:
                 kind = "implausible" if p.implausible else p.status

@@ -20,6 +20,10 @@ class TestResult:
     status: str          # one of STATUSES
     message: str = ""
     seconds: float = 0.0
+    # A failed comparison as data, beside the message that tells it: the JSON object the test
+    # judge computed from the outputs it compared (common/src/compare.cpp, where_json), for the
+    # where maps of the HTML report (grader/wheremap.py). None for a test without one.
+    where: dict | None = None
 
     @property
     def passed(self) -> bool:

@@ -56,6 +56,18 @@ const std::string& last_failure_kind() { return g_failure_kind; }
 void reset_failure_kind() { g_failure_kind = "failed"; }
 bool sanitizer_available() { return !worker_options().sanitizer.empty(); }
 
+void record_where(const std::string& where_json) {
+  if (where_json.empty()) return;
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info != nullptr) {
+    const ::testing::TestResult* result = info->result();
+    for (int i = 0; i < result->test_property_count(); ++i) {
+      if (std::string(result->GetTestProperty(i).key()) == kWhereProperty) return;
+    }
+  }
+  ::testing::Test::RecordProperty(kWhereProperty, where_json);
+}
+
 std::string replay_hint() {
   std::ostringstream os;
   os << "  replay: LABKIT_SEED=" << test_seed() << " <this lab's _test program>";
@@ -161,11 +173,13 @@ static bool could_fit(const OpCall& call) {
     }
   }
   for (size_t call = 0; call < r.outputs.size(); ++call) {
-    const std::string wrong = spec.verify(static_cast<int>(call), r.outputs[call]);
-    if (!wrong.empty() || (!problems.empty() && call + 1 == r.outputs.size())) {
+    const Verdict wrong = spec.verify(static_cast<int>(call), r.outputs[call]);
+    if (!wrong.ok() || (!problems.empty() && call + 1 == r.outputs.size())) {
       g_failure_kind = "failed";
-      std::string message = call_label(spec, static_cast<int>(call)) + ": " + wrong + problems;
-      if (wrong.empty()) message += "(every output element is right)\n";
+      record_where(wrong.where);
+      std::string message =
+          call_label(spec, static_cast<int>(call)) + ": " + wrong.message + problems;
+      if (wrong.ok()) message += "(every output element is right)\n";
       // Writes outside a buffer, or a kernel right at other sizes: memcheck can say where.
       if (!problems.empty() || g_some_check_passed) message += memcheck_findings(spec);
       message += replay_hint();

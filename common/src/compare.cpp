@@ -8,13 +8,14 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "labkit/json.hpp"
 #include "labkit/parallel.hpp"
 
 namespace labkit {
 namespace {
 
 // Grows a sorted list of [first, last] ranges with index i (called in increasing order).
-void add_to_ranges(std::vector<std::pair<size_t, size_t>>& ranges, size_t i) {
+void add_to_ranges(Ranges& ranges, size_t i) {
   if (!ranges.empty() && ranges.back().second + 1 >= i) {
     ranges.back().second = std::max(ranges.back().second, i);
   } else {
@@ -22,7 +23,7 @@ void add_to_ranges(std::vector<std::pair<size_t, size_t>>& ranges, size_t i) {
   }
 }
 
-size_t ranges_count(const std::vector<std::pair<size_t, size_t>>& ranges) {
+size_t ranges_count(const Ranges& ranges) {
   size_t n = 0;
   for (const auto& r : ranges) n += r.second - r.first + 1;
   return n;
@@ -40,6 +41,39 @@ std::string format_float(double v) {
   os.precision(9);
   os << v;
   return os.str();
+}
+
+const char* const kLegend = "('.' right, 'x' some wrong, 'X' all wrong, '?' some never written)";
+
+// The map's rows as text, each indented 4 spaces.
+std::string map_text(const std::vector<std::string>& map) {
+  std::string out;
+  for (const std::string& row : map) out += "    " + row + "\n";
+  return out;
+}
+
+// ---- the where data as JSON: lists are capped, whatever the output's size.
+constexpr size_t kJsonFirst = 10;
+constexpr size_t kJsonRanges = 16;
+constexpr size_t kJsonGroups = 32;
+
+std::string json_size_list(const std::vector<size_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+// {"ranges": [[first, last], ...] (the first 16), "ranges_total", "count": elements in them,
+//  "of": how many there are}
+std::string json_ranges(const Ranges& ranges, size_t of) {
+  std::string out = "{\"ranges\":[";
+  for (size_t i = 0; i < ranges.size() && i < kJsonRanges; ++i) {
+    out += (i ? ",[" : "[") + std::to_string(ranges[i].first) + "," +
+           std::to_string(ranges[i].second) + "]";
+  }
+  return out + "],\"ranges_total\":" + std::to_string(ranges.size()) +
+         ",\"count\":" + std::to_string(ranges_count(ranges)) + ",\"of\":" + std::to_string(of) +
+         "}";
 }
 
 }  // namespace
@@ -114,9 +148,8 @@ CompareResult compare_matrix(const std::vector<float>& got, const std::vector<do
   }
   if (r.wrong == 0) return r;
 
-  std::ostringstream map;
   for (size_t mi = 0; mi < map_rows; ++mi) {
-    map << "    ";
+    std::string line;
     for (size_t mj = 0; mj < map_cols; ++mj) {
       const size_t cell = mi * map_cols + mj;
       const size_t h = std::min(r.map_cell_rows, rows - mi * r.map_cell_rows);
@@ -129,35 +162,36 @@ CompareResult compare_matrix(const std::vector<float>& got, const std::vector<do
       } else if (cell_wrong[cell] > 0) {
         c = 'x';
       }
-      map << c;
+      line += c;
     }
-    map << "\n";
+    r.map.push_back(line);
   }
-  r.map = map.str();
   return r;
+}
+
+size_t CompareResult::total() const {
+  if (shape == Shape::kMatrix) return rows * cols;
+  size_t n = 1;
+  for (size_t d : dims) n *= d;
+  return n;
 }
 
 std::string CompareResult::report() const {
   std::ostringstream os;
-  size_t total = rows * cols;
-  if (shape != Shape::kMatrix) {
-    total = 1;
-    for (size_t d : dims) total *= d;
-  }
   if (ok()) {
-    os << "all " << total << " elements " << (exact ? "exact" : "within bounds");
+    os << "all " << total() << " elements " << (exact ? "exact" : "within bounds");
     if (!exact) os << " (worst error " << worst_ratio << " of the bound)";
     os << "\n";
     return os.str();
   }
-  if (shape != Shape::kMatrix) return report_nd(total);
-  os << wrong << " of " << total << " elements wrong";
+  os << wrong << " of " << total() << " elements wrong";
   if (never_written > 0) {
     os << "; " << never_written << " never written (still the NaN poison the harness fills the "
        << "output with before each launch)";
   }
   if (nonfinite > 0) os << "; " << nonfinite << " NaN/Inf";
   os << "\n";
+  if (shape != Shape::kMatrix) return os.str() + report_nd();
   os << "  first wrong elements (row, col): got / expected, allowed error\n";
   for (const Mismatch& m : first) {
     os << "    (" << m.row << ", " << m.col << "): ";
@@ -177,9 +211,8 @@ std::string CompareResult::report() const {
   os << "  wrong cols: " << format_ranges(wrong_cols) << " (" << ranges_count(wrong_cols) << " of "
      << cols << ")\n";
   os << "  map of the " << rows << " x " << cols << " output, one character per "
-     << map_cell_rows << " x " << map_cell_cols
-     << " tile ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n"
-     << map;
+     << map_cell_rows << " x " << map_cell_cols << " tile " << kLegend << ":\n"
+     << map_text(map);
   return os.str();
 }
 
@@ -319,14 +352,11 @@ std::string strip(const std::vector<size_t>& wrong, const std::vector<size_t>& u
 
 void vector_where(CompareResult& r, const VectorLayout& layout, const std::vector<uint8_t>& flags) {
   const size_t n = layout.n;
-  size_t seg = std::max<size_t>(layout.segment, 1);
-  std::vector<std::pair<size_t, size_t>> segs;
-  std::ostringstream os;
+  const size_t seg = std::max<size_t>(layout.segment, 1);
+  r.segment = layout.segment;
   for (size_t i = 0; i < n; ++i) {
-    if (flags[i]) add_to_ranges(segs, i / seg);
+    if (flags[i]) add_to_ranges(r.wrong_segments, i / seg);
   }
-  os << "  wrong " << layout.segment << "-element segments: " << format_ranges(segs) << " ("
-     << ranges_count(segs) << " of " << (n + seg - 1) / seg << ")\n";
   size_t cell = seg;
   while ((n + cell - 1) / cell > 64) cell *= 2;
   const size_t cells = (n + cell - 1) / cell;
@@ -336,29 +366,19 @@ void vector_where(CompareResult& r, const VectorLayout& layout, const std::vecto
     if (flags[i]) ++wrong[i / cell];
     if (flags[i] == 2) ++unwritten[i / cell];
   }
-  os << "  map of " << layout.name << "[0.." << n << "), one character per " << cell
-     << " elements ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n    "
-     << strip(wrong, unwritten, size) << "\n";
+  r.map = {strip(wrong, unwritten, size)};
+  r.map_cell_rows = 1;
+  r.map_cell_cols = cell;
   if (layout.group) {
-    std::vector<std::string> order;
-    std::vector<std::pair<size_t, size_t>> counts;  // wrong, total
     for (size_t i = 0; i < n; ++i) {
       const std::string g = layout.group(i);
-      size_t k = std::find(order.begin(), order.end(), g) - order.begin();
-      if (k == order.size()) {
-        order.push_back(g);
-        counts.emplace_back(0, 0);
-      }
-      ++counts[k].second;
-      if (flags[i]) ++counts[k].first;
-    }
-    os << "  by group:\n";
-    for (size_t k = 0; k < order.size(); ++k) {
-      os << "    " << order[k] << ": " << counts[k].first << " of " << counts[k].second
-         << " wrong\n";
+      auto it = std::find_if(r.groups.begin(), r.groups.end(),
+                             [&](const CompareResult::Group& x) { return x.name == g; });
+      if (it == r.groups.end()) it = r.groups.insert(r.groups.end(), {g, 0, 0});
+      ++it->total;
+      if (flags[i]) ++it->wrong;
     }
   }
-  r.where = os.str();
 }
 
 }  // namespace
@@ -402,9 +422,8 @@ CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
   r.dims = {L.n, L.c, L.h, L.w};
   const size_t plane = L.h * L.w;
   if (got.size() != L.n * L.c * plane) throw std::invalid_argument("compare_nchw: size is not n*c*h*w");
-  std::vector<std::pair<size_t, size_t>> images, channels;
   std::vector<char> image_bad(L.n, 0), channel_bad(L.c, 0);
-  size_t border_wrong = 0, border_total = 0, interior_wrong = 0;
+  size_t border_wrong = 0, interior_wrong = 0;
   const size_t s = std::max<size_t>(L.stride, 1);
   std::vector<size_t> phase_wrong(s * s, 0);
   std::vector<uint8_t> first_plane_flags;
@@ -423,35 +442,28 @@ CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
     if (i / plane == first_plane) first_plane_flags[i % plane] = poison ? 2 : 1;
   });
   if (r.ok()) return r;
+  size_t border_plane = 0;
   for (size_t y = 0; y < L.h; ++y) {
     for (size_t x = 0; x < L.w; ++x) {
-      border_total += y < L.border || x < L.border || y + L.border >= L.h || x + L.border >= L.w;
+      border_plane += y < L.border || x < L.border || y + L.border >= L.h || x + L.border >= L.w;
     }
   }
-  for (size_t i = 0; i < L.n; ++i) if (image_bad[i]) add_to_ranges(images, i);
-  for (size_t i = 0; i < L.c; ++i) if (channel_bad[i]) add_to_ranges(channels, i);
-  std::ostringstream os;
-  os << "  wrong images (n): " << format_ranges(images) << " (" << ranges_count(images) << " of "
-     << L.n << ")\n";
-  os << "  wrong channels (c): " << format_ranges(channels) << " (" << ranges_count(channels)
-     << " of " << L.c << ")\n";
-  os << "  where in the " << L.h << " x " << L.w << " image: " << border_wrong
-     << " wrong within " << L.border << " of an edge (" << border_total * L.n * L.c
-     << " such elements), " << interior_wrong << " in the interior\n";
-  if (s > 1) {
-    os << "  by stride phase (h % " << s << ", w % " << s << "):";
-    for (size_t py = 0; py < s; ++py) {
-      for (size_t px = 0; px < s; ++px) os << " (" << py << "," << px << ") " << phase_wrong[py * s + px];
-    }
-    os << "\n";
-  }
-  const size_t ch = first_plane % L.c, img = first_plane / L.c;
+  for (size_t i = 0; i < L.n; ++i) if (image_bad[i]) add_to_ranges(r.wrong_images, i);
+  for (size_t i = 0; i < L.c; ++i) if (channel_bad[i]) add_to_ranges(r.wrong_channels, i);
+  r.border = L.border;
+  r.border_wrong = border_wrong;
+  r.border_total = border_plane * L.n * L.c;
+  r.interior_wrong = interior_wrong;
+  r.stride = s;
+  r.phase_wrong = phase_wrong;
+  r.map_channel = first_plane % L.c;
+  r.map_image = first_plane / L.c;
   size_t cell_h = 1, cell_w = 1;
   while ((L.h + cell_h - 1) / cell_h > 32) cell_h *= 2;
   while ((L.w + cell_w - 1) / cell_w > 64) cell_w *= 2;
+  r.map_cell_rows = cell_h;
+  r.map_cell_cols = cell_w;
   const size_t mh = (L.h + cell_h - 1) / cell_h, mw = (L.w + cell_w - 1) / cell_w;
-  os << "  map of image " << img << ", channel " << ch << ", one character per " << cell_h << " x "
-     << cell_w << " pixels ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n";
   for (size_t my = 0; my < mh; ++my) {
     std::vector<size_t> wrong(mw), unwritten(mw), size(mw);
     for (size_t y = my * cell_h; y < std::min(L.h, (my + 1) * cell_h); ++y) {
@@ -462,31 +474,25 @@ CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
         if (f == 2) ++unwritten[x / cell_w];
       }
     }
-    os << "    " << strip(wrong, unwritten, size) << "\n";
+    r.map.push_back(strip(wrong, unwritten, size));
   }
-  r.where = os.str();
   return r;
 }
 
-std::string CompareResult::report_nd(size_t total) const {
+std::vector<size_t> CompareResult::coordinates(const Mismatch& m) const {
+  if (shape == Shape::kMatrix) return {m.row, m.col};
+  if (shape == Shape::kVector) return {m.index};
+  const size_t c = dims[1], h = dims[2], w = dims[3];
+  return {m.index / (c * h * w), (m.index / (h * w)) % c, (m.index % (h * w)) / w, m.index % w};
+}
+
+std::string CompareResult::report_nd() const {
   std::ostringstream os;
-  os << wrong << " of " << total << " elements wrong";
-  if (never_written > 0) {
-    os << "; " << never_written << " never written (still the NaN poison the harness fills the "
-       << "output with before each launch)";
-  }
-  if (nonfinite > 0) os << "; " << nonfinite << " NaN/Inf";
-  os << "\n  first wrong elements: got / expected" << (exact ? "" : ", allowed error") << "\n";
+  os << "  first wrong elements: got / expected" << (exact ? "" : ", allowed error") << "\n";
   for (const Mismatch& m : first) {
-    os << "    " << name << "[";
-    if (shape == Shape::kNchw) {
-      const size_t c = dims[1], h = dims[2], w = dims[3];
-      os << m.index / (c * h * w) << "][" << (m.index / (h * w)) % c << "][" << (m.index % (h * w)) / w
-         << "][" << m.index % w;
-    } else {
-      os << m.index;
-    }
-    os << "]: ";
+    os << "    " << name;
+    for (size_t x : coordinates(m)) os << "[" << x << "]";
+    os << ": ";
     if (m.never_written) {
       os << "never written";
     } else if (exact) {
@@ -498,8 +504,109 @@ std::string CompareResult::report_nd(size_t total) const {
     if (!exact) os << ", |error| <= " << format_float(m.bound);
     os << "\n";
   }
-  os << where;
+  os << (shape == Shape::kVector ? vector_text() : nchw_text());
   return os.str();
+}
+
+std::string CompareResult::vector_text() const {
+  std::ostringstream os;
+  const size_t n = dims[0], seg = std::max<size_t>(segment, 1);
+  os << "  wrong " << segment << "-element segments: " << format_ranges(wrong_segments) << " ("
+     << ranges_count(wrong_segments) << " of " << (n + seg - 1) / seg << ")\n";
+  os << "  map of " << name << "[0.." << n << "), one character per " << map_cell_cols
+     << " elements " << kLegend << ":\n"
+     << map_text(map);
+  if (!groups.empty()) {
+    os << "  by group:\n";
+    for (const Group& g : groups) {
+      os << "    " << g.name << ": " << g.wrong << " of " << g.total << " wrong\n";
+    }
+  }
+  return os.str();
+}
+
+std::string CompareResult::nchw_text() const {
+  std::ostringstream os;
+  const size_t n = dims[0], c = dims[1], h = dims[2], w = dims[3];
+  os << "  wrong images (n): " << format_ranges(wrong_images) << " ("
+     << ranges_count(wrong_images) << " of " << n << ")\n";
+  os << "  wrong channels (c): " << format_ranges(wrong_channels) << " ("
+     << ranges_count(wrong_channels) << " of " << c << ")\n";
+  os << "  where in the " << h << " x " << w << " image: " << border_wrong << " wrong within "
+     << border << " of an edge (" << border_total << " such elements), " << interior_wrong
+     << " in the interior\n";
+  if (stride > 1) {
+    os << "  by stride phase (h % " << stride << ", w % " << stride << "):";
+    for (size_t py = 0; py < stride; ++py) {
+      for (size_t px = 0; px < stride; ++px) {
+        os << " (" << py << "," << px << ") " << phase_wrong[py * stride + px];
+      }
+    }
+    os << "\n";
+  }
+  os << "  map of image " << map_image << ", channel " << map_channel << ", one character per "
+     << map_cell_rows << " x " << map_cell_cols << " pixels " << kLegend << ":\n"
+     << map_text(map);
+  return os.str();
+}
+
+std::string CompareResult::where_json() const {
+  if (ok()) return "";
+  static const char* const kKinds[] = {"matrix", "vector", "nchw"};
+  std::ostringstream os;
+  os << "{\"kind\":\"" << kKinds[static_cast<int>(shape)] << "\",\"name\":" << json_quote(name)
+     << ",\"shape\":"
+     << json_size_list(shape == Shape::kMatrix ? std::vector<size_t>{rows, cols} : dims)
+     << ",\"exact\":" << (exact ? "true" : "false") << ",\"checked\":" << total()
+     << ",\"wrong\":" << wrong << ",\"never_written\":" << never_written
+     << ",\"nonfinite\":" << nonfinite << ",\"worst_ratio\":" << json_number(worst_ratio)
+     << ",\"first\":[";
+  for (size_t i = 0; i < first.size() && i < kJsonFirst; ++i) {
+    const Mismatch& m = first[i];
+    os << (i ? "," : "") << "{\"index\":" << m.index
+       << ",\"at\":" << json_size_list(coordinates(m));
+    if (m.never_written) {
+      os << ",\"never_written\":true";
+    } else {
+      os << ",\"got\":" << (exact ? std::to_string(m.got_int) : json_number(m.got));
+    }
+    os << ",\"expected\":" << (exact ? std::to_string(m.ref_int) : json_number(m.ref));
+    if (!exact) os << ",\"bound\":" << json_number(m.bound);
+    os << "}";
+  }
+  os << "],\"map\":{\"cell\":[" << map_cell_rows << "," << map_cell_cols << "],\"rows\":[";
+  for (size_t i = 0; i < map.size(); ++i) os << (i ? "," : "") << json_quote(map[i]);
+  os << "]";
+  if (shape == Shape::kNchw) os << ",\"image\":" << map_image << ",\"channel\":" << map_channel;
+  os << "}";
+  if (shape == Shape::kMatrix) {
+    os << ",\"wrong_rows\":" << json_ranges(wrong_rows, rows)
+       << ",\"wrong_cols\":" << json_ranges(wrong_cols, cols);
+  } else if (shape == Shape::kVector) {
+    const size_t seg = std::max<size_t>(segment, 1);
+    os << ",\"segment\":" << segment
+       << ",\"wrong_segments\":" << json_ranges(wrong_segments, (dims[0] + seg - 1) / seg)
+       << ",\"groups\":[";
+    for (size_t i = 0; i < groups.size() && i < kJsonGroups; ++i) {
+      os << (i ? "," : "") << "{\"name\":" << json_quote(groups[i].name)
+         << ",\"wrong\":" << groups[i].wrong << ",\"total\":" << groups[i].total << "}";
+    }
+    os << "],\"groups_total\":" << groups.size();
+  } else {
+    os << ",\"wrong_images\":" << json_ranges(wrong_images, dims[0])
+       << ",\"wrong_channels\":" << json_ranges(wrong_channels, dims[1])
+       << ",\"border\":{\"width\":" << border << ",\"wrong\":" << border_wrong
+       << ",\"total\":" << border_total << "},\"interior_wrong\":" << interior_wrong
+       << ",\"stride\":" << stride;
+    if (stride > 1 && stride <= 8) os << ",\"phase_wrong\":" << json_size_list(phase_wrong);
+  }
+  os << "}";
+  return os.str();
+}
+
+Verdict verdict(const CompareResult& r, const std::string& lead) {
+  if (r.ok()) return {};
+  return {lead + r.report(), r.where_json()};
 }
 
 }  // namespace labkit

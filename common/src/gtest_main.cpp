@@ -1,5 +1,8 @@
 // main() of every lab's test judge: the labkit flags, then GoogleTest, with each test's verdict
-// streamed as one JSON line to --labkit-results-fd (the grader reads only that).
+// streamed as one JSON line to --labkit-results-fd (the grader reads only that). A test that did
+// not pass carries, beside its message, the where data of its failed comparison ("where": the
+// kWhereProperty recorded by labkit::check, computed here in the judge from the outputs it
+// compared; nothing the worker says reaches it).
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -14,6 +17,20 @@
 #include "labkit/random.hpp"
 
 namespace {
+
+// The test's where data (labkit::record_where): a JSON object on one line, which goes into the
+// results line as it is; "" when there is none.
+std::string where_object(const ::testing::TestResult& r) {
+  for (int i = 0; i < r.test_property_count(); ++i) {
+    const ::testing::TestProperty& p = r.GetTestProperty(i);
+    const std::string value = p.value();
+    if (std::string(p.key()) == labkit::kWhereProperty && value.size() >= 2 &&
+        value.front() == '{' && value.back() == '}' && value.find('\n') == std::string::npos) {
+      return value;
+    }
+  }
+  return "";
+}
 
 class ResultsStream : public ::testing::EmptyTestEventListener {
  public:
@@ -39,13 +56,16 @@ class ResultsStream : public ::testing::EmptyTestEventListener {
         message += part.message();
       }
     }
+    const std::string where =
+        status == "passed" || status == "skipped" ? "" : where_object(*r);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     ++count_;
     line("{\"event\": \"test\", \"name\": " +
          labkit::json_quote(std::string(info.test_suite_name()) + "." + info.name()) +
          ", \"status\": \"" + status + "\", \"message\": " + labkit::json_quote(message) +
-         ", \"seconds\": " + std::to_string(seconds) + "}");
+         ", \"seconds\": " + std::to_string(seconds) +
+         (where.empty() ? "" : ", \"where\": " + where) + "}");
   }
 
   void OnTestProgramEnd(const ::testing::UnitTest&) override {

@@ -53,28 +53,6 @@ bool write_all(int fd, const std::string& text) {
   return true;
 }
 
-std::string json_quote(const std::string& text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out += buf;
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
-
 JudgeArgs parse_judge_args(int& argc, char** argv) {
   // A process the worker (same user) cannot open through /proc or trace; whatever a worker
   // leaves behind is reparented here (kill_strays).

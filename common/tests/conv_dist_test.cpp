@@ -445,10 +445,10 @@ TEST(ConvDist, TheTestsDrawIt) {
       return b;
     };
     outputs[3] = bytes(y);
-    EXPECT_EQ(sp.verify(call, outputs), "") << "call " << call;
+    EXPECT_EQ(sp.verify(call, outputs).message, "") << "call " << call;
     if (call == 1) {
       outputs[3] = bytes(y0);
-      EXPECT_NE(sp.verify(call, outputs), "") << "call 0's output passed for call 1";
+      EXPECT_NE(sp.verify(call, outputs).message, "") << "call 0's output passed for call 1";
     }
   }
 }

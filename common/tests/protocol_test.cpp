@@ -67,19 +67,20 @@ TEST(WorkerGpu, HonoursBufferOffsetsAndGeneratedInputs) {
     s.call.buffers[1].offset = 12;
     Bytes b(K * N * 4, 0);
     for (int c = 0; c < calls; ++c) s.call.inputs.push_back({{}, b, {}});
-    s.verify = [=](int c, const std::vector<Bytes>& out) -> std::string {
+    s.verify = [=](int c, const std::vector<Bytes>& out) -> Verdict {
       std::vector<float> got(M * N);
       std::memcpy(got.data(), out[2].data(), out[2].size());
       if (got[0] != 4 || got[1] != 12 || got[2] != 0) {
-        return "offsets " + std::to_string(got[0]) + " " + std::to_string(got[1]) + " " +
-               std::to_string(got[2]);
+        return {"offsets " + std::to_string(got[0]) + " " + std::to_string(got[1]) + " " +
+                    std::to_string(got[2]),
+                ""};
       }
       for (int i = 0; i < M * K; ++i) {
         const float want =
             uniform_f32(protocol::source_seed(seed, static_cast<uint32_t>(c)), i, -2.0f, 3.0f);
-        if (got[3 + i] != want) return "A[" + std::to_string(i) + "] is not the judge's draw";
+        if (got[3 + i] != want) return {"A[" + std::to_string(i) + "] is not the judge's draw", ""};
       }
-      return "";
+      return {};
     };
     return s;
   };
@@ -106,6 +107,25 @@ TEST(WorkerGpu, ExplainsEachWrongResult) {
   EXPECT_TRUE(contains(input, "changed its input A")) << input;
   const std::string launch = failure("bad_config", shape);
   EXPECT_TRUE(contains(launch, "the launch failed")) << launch;
+}
+
+// A wrong output's comparison is recorded on the test as data too (record_where): the column
+// a kernel skipped, by its coordinates, for the grader's map.
+TEST(WorkerGpu, RecordsWhereAWrongOutputIsWrongAsData) {
+  LABKIT_REQUIRE_GPU();
+  failure("skip_last_column", {100, 70, 33, 5, 1});
+  const ::testing::TestResult* r =
+      ::testing::UnitTest::GetInstance()->current_test_info()->result();
+  std::string where;
+  for (int i = 0; i < r->test_property_count(); ++i) {
+    if (std::string(r->GetTestProperty(i).key()) == kWhereProperty) {
+      where = r->GetTestProperty(i).value();
+    }
+  }
+  EXPECT_TRUE(contains(where, R"("kind":"matrix","name":"C","shape":[100,70],)")) << where;
+  EXPECT_TRUE(contains(where, R"("first":[{"index":69,"at":[0,69],)")) << where;
+  EXPECT_TRUE(contains(where, R"("wrong_cols":{"ranges":[[69,69]],"ranges_total":1,"count":1,)"))
+      << where;
 }
 
 TEST(WorkerGpu, AFaultCostsOneCallAndTheNextRunsInAFreshWorker) {

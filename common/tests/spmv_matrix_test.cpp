@@ -460,12 +460,13 @@ TEST(SpmvJudge, AcceptsAFloatKernelAndNamesTheRowLengthsOfABug) {
   const labkit::CheckSpec s = sp::spec("v2_vector", c);
   ASSERT_EQ(s.call.inputs.size(), 2u);
   for (int call = 0; call < 2; ++call) {
-    EXPECT_EQ(s.verify(call, outputs_with_y(s, float_spmv(s, call))), "") << "call " << call;
+    EXPECT_EQ(s.verify(call, outputs_with_y(s, float_spmv(s, call))).message, "")
+        << "call " << call;
   }
   // Fresh values and x per call: call 0's y is wrong for call 1.
-  EXPECT_NE(s.verify(1, outputs_with_y(s, float_spmv(s, 0))), "");
+  EXPECT_NE(s.verify(1, outputs_with_y(s, float_spmv(s, 0))).message, "");
   // Only the first 32 entries of each row: wrong on the longer rows only.
-  const std::string report = s.verify(0, outputs_with_y(s, float_spmv(s, 0, 32)));
+  const std::string report = s.verify(0, outputs_with_y(s, float_spmv(s, 0, 32))).message;
   EXPECT_NE(report.find("rows of length 33-256: "), std::string::npos) << report;
   EXPECT_NE(report.find("rows of length 0: 0 of"), std::string::npos) << report;
   EXPECT_NE(report.find("rows of length 9-32: 0 of"), std::string::npos) << report;
@@ -475,7 +476,7 @@ TEST(SpmvJudge, AcceptsAFloatKernelAndNamesTheRowLengthsOfABug) {
   for (int32_t r = 0; r < m.rows; ++r) {
     if (m.row_length(r) == 0) std::memcpy(y.data() + 4 * r, &labkit::kPoisonBits, 4);
   }
-  const std::string empty = s.verify(0, outputs_with_y(s, y));
+  const std::string empty = s.verify(0, outputs_with_y(s, y)).message;
   EXPECT_NE(empty.find("never written"), std::string::npos) << empty;
   EXPECT_NE(empty.find("rows of length 1-8: 0 of"), std::string::npos) << empty;
 }
@@ -486,10 +487,10 @@ TEST(SpmvJudge, EmptyRowsMustBeExactlyZero) {
   c.name = "empty";
   const labkit::CheckSpec s = sp::spec("v1_scalar", c);
   labkit::Bytes y = float_spmv(s, 0);
-  EXPECT_EQ(s.verify(0, outputs_with_y(s, y)), "");
+  EXPECT_EQ(s.verify(0, outputs_with_y(s, y)).message, "");
   const float tiny = 1e-30f;
   std::memcpy(y.data() + 12, &tiny, 4);
-  EXPECT_NE(s.verify(0, outputs_with_y(s, y)).find("y[3]"), std::string::npos);
+  EXPECT_NE(s.verify(0, outputs_with_y(s, y)).message.find("y[3]"), std::string::npos);
 }
 
 }  // namespace

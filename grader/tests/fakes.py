@@ -101,7 +101,10 @@ def write_executable(path: Path, body: str) -> Path:
 #   double (reports passed, then failed, for the same test),
 #   append:<path> (appends a line to <path>, as a worker tampering with the build tree would,
 #   and reports passed),
-#   sleep:<seconds> (takes that long, then reports passed: the per-stage times).
+#   sleep:<seconds> (takes that long, then reports passed: the per-stage times),
+#   where (fails with FAIL_MESSAGE and the where data WHERE, as a failed comparison does),
+#   where_passed (passes, with WHERE all the same), where_bad (fails, with where data that is a
+#   string, not an object).
 # Behaviours that leave this test and every later one without a line:
 #   judge_crash (the judge dies of SIGSEGV), judge_exit (the judge exits 1), hang (the judge
 #   sleeps 100 s: the grader's limit for the whole run kills it).
@@ -110,6 +113,13 @@ def write_executable(path: Path, body: str) -> Path:
 #   stdout_liar (GoogleTest's '[  PASSED  ]' lines and a JSON 'passed' line on stdout, a
 #   gtest JSON file in its cwd, nothing on the descriptor).
 FAIL_MESSAGE = "expected 1 but got 2\n  at C[0,0]"
+# A failed comparison's where data, as the judge records it (common/src/compare.cpp).
+WHERE = {"kind": "matrix", "name": "C", "shape": [7, 3], "exact": False, "checked": 21,
+         "wrong": 1, "never_written": 0, "nonfinite": 0, "worst_ratio": 1e6,
+         "first": [{"index": 0, "at": [0, 0], "got": 2, "expected": 1, "bound": 1e-6}],
+         "map": {"cell": [32, 32], "rows": ["x"]},
+         "wrong_rows": {"ranges": [[0, 0]], "ranges_total": 1, "count": 1, "of": 7},
+         "wrong_cols": {"ranges": [[0, 0]], "ranges_total": 1, "count": 1, "of": 3}}
 SKIP_LINE = "[ labkit  ] GPU: no CUDA GPU: CUDA driver version is insufficient"
 WORKER_EVENT = {"event": "worker", "sandbox": "uid 65534 (root dropped), no network",
                 "device": "Fake GPU 80GB"}
@@ -117,6 +127,7 @@ WORKER_EVENT = {"event": "worker", "sandbox": "uid 65534 (root dropped), no netw
 _JUDGE_BODY = """
 TESTS = {tests!r}          # [suite, test, behaviour], in the binary's order
 FAIL_MESSAGE = {fail!r}
+WHERE = {where!r}
 SKIP_LINE = {skip!r}
 WORKER_EVENT = {worker!r}
 LOG = {log!r}              # a file each run appends its argv, seed, env, cwd to (or None)
@@ -156,9 +167,9 @@ def main():
             res.write(json.dumps(obj) + "\\n")
             res.flush()
 
-    def test_line(name, status, message=""):
-        emit({{"event": "test", "name": name, "status": status, "message": message,
-               "seconds": 0.01}})
+    def test_line(name, status, message="", **more):
+        emit(dict({{"event": "test", "name": name, "status": status, "message": message,
+                    "seconds": 0.01}}, **more))
 
     if WORKER_EVENT:
         emit(WORKER_EVENT)
@@ -177,6 +188,12 @@ def main():
             code = 1
         elif how == "skip":
             test_line(name, "skipped", SKIP_LINE)
+        elif how == "where":
+            test_line(name, "failed", FAIL_MESSAGE, where=WHERE)
+        elif how == "where_passed":
+            test_line(name, "passed", where=WHERE)
+        elif how == "where_bad":
+            test_line(name, "failed", FAIL_MESSAGE, where="map of the 7 x 3 output: x")
         elif how == "worker_crash":
             test_line(name, "crashed", "the worker crashed (SIGSEGV) during call 1 of 1")
         elif how == "worker_timeout":
@@ -234,7 +251,8 @@ sys.exit(main())
 def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | None = None,
                worker_event: dict | None = WORKER_EVENT) -> Path:
     """A fake test judge. `tests`: [(suite, test, behaviour), ...] (see above)."""
-    body = _JUDGE_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, skip=SKIP_LINE,
+    body = _JUDGE_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, where=WHERE,
+                              skip=SKIP_LINE,
                               worker=worker_event, log=str(log) if log else None,
                               lock=str(lock) if lock else None)
     return write_executable(path, body)

@@ -1,7 +1,7 @@
 """Results to render as HTML in the tests (grader/tests/test_html_report.py, test_html_browser.py):
-a submission with failing tests whose messages carry each kind of where map, hostile text, a
-lab that did not build, measured performance with roofline counters and ceilings; and a batch
-of such submissions for the class page. Figures are made up, of plausible size."""
+a submission with failing tests whose where data (TestResult.where) is each kind of map, hostile
+text, a lab that did not build, measured performance with roofline counters and ceilings; and a
+batch of such submissions for the class page. Figures are made up, of plausible size."""
 
 from __future__ import annotations
 
@@ -9,37 +9,47 @@ import random
 
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
                             PolicyReport, TestResult)
-from grader.tests.test_wheremap import matrix_message, nchw_where, nd_report, vector_where
+from grader.tests.test_wheremap import matrix_where, nchw_where, vector_where
 
 SCRIPT = "<script>document.title='pwned';window.pwned=1</script>"
 NASTY_NAME = 'Hidden.<img src=x onerror="window.pwned=2">&amp;$x^2$'
 
 
-def matrix_failure() -> str:
+def _message(lead: str, where: dict) -> str:
+    """A failing comparison's message, in the judge's words (its text map is left out: the
+    page must draw the map from the data alone)."""
+    return (f"{lead}{where['wrong']} of {where['checked']} elements wrong\n"
+            f"  first wrong elements: got / expected, allowed error\n"
+            f"    {where['name']}[7]: 1.25 / 1.5, |error| <= 1e-05\n")
+
+
+def matrix_failure() -> TestResult:
     rows, cols = 300, 200
     flags = [[0] * cols for _ in range(rows)]
     for i in range(256, rows):          # the last partial row of tiles: a bounds bug
         for j in range(cols):
             flags[i][j] = 1
     flags[10][150] = 2
-    text, _ = matrix_message(flags, rows, cols)
-    return "the output of call 1 (300 x 200, K = 77) is wrong: " + text
+    where = matrix_where(flags)
+    return TestResult("MatmulHidden.Tall300x200", "failed",
+                      _message("the output of call 1 (300 x 200, K = 77) is wrong: ", where),
+                      0.4, where)
 
 
-def vector_failure() -> str:
+def vector_failure() -> TestResult:
     n = 5000
     flags = [1 if 4096 <= i < 4200 else 0 for i in range(n)]
-    where, _, _ = vector_where(flags, 256, name="y",
-                               group=lambda i: "rows of length 1-32" if i < 4000
-                               else "rows of length 33-4096")
-    return "the output y is wrong: " + nd_report("y", n, where)
+    where = vector_where(flags, 256, group=lambda i: "rows of length 1-32" if i < 4000
+                         else "rows of length 33-4096")
+    return TestResult("ReduceHidden.Segments", "failed", _message("the output y is wrong: ", where),
+                      where=where)
 
 
-def nchw_failure() -> str:
+def nchw_failure() -> TestResult:
     h, w = 28, 28
     plane = [[1 if (y == 0 or x == 27) else 0 for x in range(w)] for y in range(h)]
-    where, _ = nchw_where(plane, h, w, img=1, ch=2, stride=2)
-    return nd_report("y", 2 * 4 * h * w, where)
+    where = nchw_where(plane, image=1, channel=2, stride=2)
+    return TestResult("ReduceHidden.Conv", "failed", _message("", where), where=where)
 
 
 def perf(name, metric, target, floor, points, reference=None, gflops=None, gbps=None,
@@ -71,7 +81,7 @@ def submission(ceilings=True, seed=1) -> GradeResult:
                     TestResult("MatmulPublic.Square64", "passed", "", 0.2),
                     TestResult("MatmulPublic.Odd7x3", "passed", "", 0.2)]),
                 GroupResult("hidden", "*MatmulHidden*", 50.0, 16.67, [
-                    TestResult("MatmulHidden.Tall300x200", "failed", matrix_failure(), 0.4),
+                    matrix_failure(),
                     TestResult(NASTY_NAME, "failed", "got 1 <b>bold</b> " + SCRIPT, 0.1),
                     TestResult("MatmulHidden.Square512", "passed", "", 0.3)])],
         performance=[perf("v1 4096", 0.061, 0.07, 0.015, 15.0, reference=0.066,
@@ -82,8 +92,8 @@ def submission(ceilings=True, seed=1) -> GradeResult:
         groups=[GroupResult("public", "*ReducePublic*", 30.0, 30.0,
                             [TestResult("ReducePublic.Small", "passed")]),
                 GroupResult("hidden", "*ReduceHidden*", 40.0, 30.0, [
-                    TestResult("ReduceHidden.Segments", "failed", vector_failure()),
-                    TestResult("ReduceHidden.Conv", "failed", nchw_failure()),
+                    vector_failure(),
+                    nchw_failure(),
                     TestResult("ReduceHidden.Big", "passed")]),
                 GroupResult("races", "*ReduceHiddenRace*", 10.0, 10.0,
                             [TestResult("ReduceHiddenRace.v4", "passed")])],

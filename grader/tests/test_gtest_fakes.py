@@ -114,6 +114,17 @@ class VerdictsTest(JudgeTest):
         self.assertEqual(run.done, len(TESTS))
         self.assertEqual(run.warnings, [])
 
+    def test_where_data_comes_with_a_failed_verdict_only(self):
+        tests = [(PUB, "a", "where"), (PUB, "b", "where_passed"), (PUB, "c", "where_bad"),
+                 (PUB, "d", "fail")]
+        run, results = self.run_all(tests)
+        self.assertEqual([r.status for r in results], ["failed", "passed", "failed", "failed"])
+        self.assertEqual(results[0].where, fakes.WHERE)
+        self.assertEqual(results[0].message, fakes.FAIL_MESSAGE)
+        # A pass carries none; where data that is not an object is dropped, the verdict kept.
+        self.assertEqual([r.where for r in results[1:]], [None, None, None])
+        self.assertEqual(run.warnings, [])
+
     def test_worker_routes_become_worker_for_flags(self):
         cmd = gtest.judge_command(Path("/b/t"), "*", Path("/b/w"), 5, None, 3,
                                   routes={"v2": Path("/b/h2"), "v1": Path("/b/h1")})
@@ -262,6 +273,13 @@ class ParseResultsTest(unittest.TestCase):
         self.assertEqual(run.tests["A.b"].status, "passed")
         self.assertEqual(run.tests["A.b"].message, "")
         self.assertEqual(run.tests["A.b"].seconds, 0.0)
+
+    def test_where_data_of_a_sane_size_only(self):
+        line = '{"event": "test", "name": "A.b", "status": "failed", "where": {"map": "%s"}}'
+        self.assertEqual(self.parse((line % ("x" * 1000)).encode()).tests["A.b"].where,
+                         {"map": "x" * 1000})
+        huge = self.parse((line % ("x" * gtest.MAX_WHERE)).encode()).tests["A.b"]
+        self.assertEqual((huge.status, huge.where), ("failed", None))
 
     def test_huge_message_is_cut(self):
         line = ('{"event": "test", "name": "A.b", "status": "failed", "message": "%s"}'

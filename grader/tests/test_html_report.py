@@ -63,8 +63,26 @@ class SubmissionPage(unittest.TestCase):
             self.assertIn("<svg", svg)
         self.assertIn("8801 of 60000 elements wrong", self.page)   # the message's text
         self.assertIn("rows of length 33-4096</td><td class=\"num\">104</td>", self.page)
-        # the ASCII map lines are replaced by the picture, not shown as well
-        self.assertNotIn("    XXXXXXX", self.page)
+
+    def test_maps_come_from_the_where_data_never_from_the_message(self):
+        from grader.results import TestResult
+        from grader.tests.test_wheremap import matrix_where
+        where = matrix_where([[1] * 8 for _ in range(8)], tile=4)
+        text = ("64 of 64 elements wrong\n  map of the 8 x 8 output, one character per 4 x 4 "
+                "tile ('.' right, 'x' some wrong, 'X' all wrong, '?' some never written):\n"
+                "    XX\n    XX\n")
+        drawn = self.h.test_html(TestResult("T.a", "failed", "no map in these words", 0, where),
+                                 self.h._Budget(5), "t")
+        self.assertEqual([a for _, a, _ in images(drawn)], ["where map of the 8 x 8 output for t"])
+        self.assertIn("no map in these words", drawn)
+        # A message with a map in it and no where data: text only, nothing drawn.
+        told = self.h.test_html(TestResult("T.b", "failed", text), self.h._Budget(5), "t")
+        self.assertEqual(images(told), [])
+        self.assertIn("    XX\n    XX", told)
+        # Where data that is not a map: the message alone.
+        bad = dict(where, map={"cell": [4, 4], "rows": ["XX"]})
+        alone = self.h.test_html(TestResult("T.c", "failed", "msg", 0, bad), self.h._Budget(5), "t")
+        self.assertEqual((images(alone), "msg" in alone), ([], True))
 
     def test_performance_and_roofline(self):
         alts = [a for c, a, _ in images(self.page) if c == "chart"]
@@ -122,12 +140,13 @@ class SubmissionPage(unittest.TestCase):
         self.assertIn("0.00 / 0", page)
         self.assertEqual(images(page), [])
 
-    def test_maps_beyond_the_budget_stay_text(self):
+    def test_maps_beyond_the_budget_are_not_drawn(self):
         budget = self.h._Budget(1)
-        text = html_samples.matrix_failure() + "\n" + html_samples.nchw_failure()
-        out = self.h.message_html(text, budget, "t")
-        self.assertEqual(len(images(out)), 1)
-        self.assertIn("more maps than the page draws", out)
+        first = self.h.test_html(html_samples.matrix_failure(), budget, "t")
+        second = self.h.test_html(html_samples.nchw_failure(), budget, "t")
+        self.assertEqual((len(images(first)), len(images(second))), (1, 0))
+        self.assertIn("more maps than the page draws", second)
+        self.assertIn("elements wrong", second)
 
 
 @NEED_MPL

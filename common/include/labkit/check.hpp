@@ -8,7 +8,9 @@
 //   - a launch error, a fault, a crash or a hang fails this test only, with what happened;
 //   - a failing call is re-run under compute-sanitizer memcheck when the judge has one, and
 //     the finding (kind, kernel, source line) goes into the message;
-//   - every failure ends with the line that replays it.
+//   - every failure ends with the line that replays it;
+//   - a wrong output's comparison is also recorded as data on the test (record_where), which
+//     the judge's results stream carries to the grader beside the message.
 #pragma once
 
 #include <unistd.h>
@@ -19,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include "labkit/compare.hpp"
 #include "labkit/cuda_check.hpp"
 #include "labkit/judge.hpp"
 
@@ -27,9 +30,10 @@ namespace labkit {
 struct CheckSpec {
   std::string what;  // "v1_naive on M=127 N=129 K=33 [seed 5]"
   OpCall call;
-  // Verifies call `c`'s outputs ([buffer] bytes, empty for inputs): "" when right, else the
-  // mismatch report (what is wrong and where).
-  std::function<std::string(int c, const std::vector<Bytes>& outputs)> verify;
+  // Verifies call `c`'s outputs ([buffer] bytes, empty for inputs): ok when right, else the
+  // mismatch report (what is wrong and where) and, for a comparison, its where data
+  // (labkit::verdict(compare_result, lead) makes both).
+  std::function<Verdict(int c, const std::vector<Bytes>& outputs)> verify;
   // Lab-specific advice appended to a launch error and to a fault.
   std::string launch_hint =
       "check the grid and block shape your launcher computes for this size (at most 1024 "
@@ -68,6 +72,15 @@ auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
 // Reset at the start of every test by the judge's listener.
 const std::string& last_failure_kind();
 void reset_failure_kind();
+
+// The test property that holds a failed comparison's where data (CompareResult::where_json):
+// GoogleTest keeps it with the test's result, the judge's results stream sends it to the grader
+// as the test's "where" (gtest_main.cpp), and --gtest_output=json writes it too.
+inline constexpr const char* kWhereProperty = "labkit_where";
+
+// Records `where_json` as the current test's kWhereProperty; the first one a test records
+// stays (it belongs with the first failure of its message). Nothing when `where_json` is "".
+void record_where(const std::string& where_json);
 
 // "  replay: LABKIT_SEED=<seed> <this judge> --gtest_filter='<current test>'"
 std::string replay_hint();

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "labkit/json.hpp"  // json_quote, for the results lines
+
 namespace labkit {
 
 struct JudgeArgs {
@@ -17,8 +19,5 @@ JudgeArgs parse_judge_args(int& argc, char** argv);
 
 // Writes all of `text` to `fd` (results are small); false on failure.
 bool write_all(int fd, const std::string& text);
-
-// A JSON string literal.
-std::string json_quote(const std::string& text);
 
 }  // namespace labkit

@@ -197,9 +197,8 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   const std::string shape = s.describe();
   sp.verify = [expected, layout, shape](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
-    const CompareResult r =
-        compare_nchw(observe(outputs[3], labkit::DType::kF32), e.y, e.bound, layout);
-    return r.ok() ? std::string() : "y is wrong for " + shape + ": " + r.report();
+    return verdict(compare_nchw(observe(outputs[3], labkit::DType::kF32), e.y, e.bound, layout),
+                   "y is wrong for " + shape + ": ");
   };
   sp.fault_hint =
       "an illegal address usually means an input index outside the image (padding must be "

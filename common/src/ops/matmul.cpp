@@ -35,15 +35,13 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     };
     s.call.inputs.push_back({as_bytes(inputs->back().first), as_bytes(inputs->back().second), {}});
   }
-  s.verify = [inputs, c](int call, const std::vector<Bytes>& outputs) -> std::string {
+  s.verify = [inputs, c](int call, const std::vector<Bytes>& outputs) {
     const auto& [A, B] = (*inputs)[call];
     std::vector<double> sq_product;
     const std::vector<double> ref = matmul_reference(A, B, c.M, c.N, c.K, nullptr, &sq_product);
     std::vector<float> raw(outputs[2].size() / sizeof(float));
     std::memcpy(raw.data(), outputs[2].data(), raw.size() * sizeof(float));
-    const CompareResult r =
-        compare_matrix(raw, ref, matmul_walk_bounds(ref, sq_product, c.K), c.M, c.N);
-    return r.ok() ? "" : r.report();
+    return verdict(compare_matrix(raw, ref, matmul_walk_bounds(ref, sq_product, c.K), c.M, c.N));
   };
   s.fault_hint =
       "an illegal address usually means an index past the end of A, B or C (bounds guard, "

@@ -188,7 +188,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   const auto expected = g.expected;
   const DType dtype = c.dtype;
   const size_t n = c.n;
-  s.verify = [expected, dtype, n](int call, const std::vector<Bytes>& outputs) -> std::string {
+  s.verify = [expected, dtype, n](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
     const VectorLayout layout{1, 1, {}, "out"};
     if (dtype == DType::kI32) {
@@ -199,14 +199,13 @@ CheckSpec spec(const std::string& variant, const Case& c) {
                                                    {wrapped}, layout);
       const std::string modulo = wrapped == e.int_sum ? "" : " (modulo 2^32: the sum " +
                                  std::to_string(e.int_sum) + " does not fit in an int)";
-      return r.ok() ? "" : "the sum of " + std::to_string(n) + " ints is not exact" + modulo +
-                               ": " + r.report();
+      return verdict(r, "the sum of " + std::to_string(n) + " ints is not exact" + modulo + ": ");
     }
     const double bound =
         kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * e.abs_sum;
-    const CompareResult r =
-        compare_vector(observe(outputs[1], labkit::DType::kF32), {e.sum}, {bound}, layout);
-    return r.ok() ? "" : "the sum of " + std::to_string(n) + " floats is wrong: " + r.report();
+    return verdict(
+        compare_vector(observe(outputs[1], labkit::DType::kF32), {e.sum}, {bound}, layout),
+        "the sum of " + std::to_string(n) + " floats is wrong: ");
   };
   s.fault_hint =
       "an illegal address usually means an index past the end of `in` (the tail: n is not a "

@@ -112,17 +112,15 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
     s.call.inputs.push_back({{}, {}, {}, {}, {}, {}});
   }
   const std::string name = c.name;
-  s.verify = [expected, d, name](int call, const std::vector<Bytes>& outputs) -> std::string {
+  s.verify = [expected, d, name](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
     VectorLayout layout;
     layout.n = static_cast<size_t>(d.rows);
     layout.segment = 256;
     layout.name = "y";
     layout.group = [d](size_t r) { return length_class(even_row_length(d, static_cast<int64_t>(r))); };
-    const CompareResult r =
-        compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout);
-    if (r.ok()) return "";
-    return "y = A x is wrong on " + name + " (y[i] is row i): " + r.report();
+    return verdict(compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout),
+                   "y = A x is wrong on " + name + " (y[i] is row i): ");
   };
   s.fault_hint =
       "an illegal address usually means an index past the end of a buffer; with nnz near "
@@ -189,18 +187,16 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     s.call.inputs.push_back({row_ptr, col_idx, to_bytes(values), to_bytes(x), {}, to_bytes(garbage)});
   }
   const std::string name = c.name;
-  s.verify = [expected, m, name](int call, const std::vector<Bytes>& outputs) -> std::string {
+  s.verify = [expected, m, name](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
     VectorLayout layout;
     layout.n = static_cast<size_t>(m->rows);
     layout.segment = 256;
     layout.name = "y";
     layout.group = [m](size_t r) { return length_class(m->row_length(static_cast<int32_t>(r))); };
-    const CompareResult r =
-        compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout);
-    if (r.ok()) return "";
-    return "y = A x is wrong on " + name + " (y[i] is row i; empty rows must be exactly 0): " +
-           r.report();
+    return verdict(compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout),
+                   "y = A x is wrong on " + name +
+                       " (y[i] is row i; empty rows must be exactly 0): ");
   };
   s.fault_hint =
       "an illegal address usually means an index past the end of a buffer: x indexed by an "
