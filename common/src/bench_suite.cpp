@@ -155,6 +155,13 @@ class SharedBuffers {
     }
   }
 
+  // Where it was captured, per buffer (nullptr for all but the outputs).
+  std::vector<const void*> device_outputs() const {
+    std::vector<const void*> out(mapped_.size(), nullptr);
+    for (size_t b = 0; b < mapped_.size(); ++b) out[b] = captures_[b].get();
+    return out;
+  }
+
   // What was captured, per buffer (empty for all but the outputs).
   std::vector<Bytes> outputs() {
     std::vector<Bytes> out(mapped_.size());
@@ -256,16 +263,38 @@ class Calibration {
   std::vector<double> samples_;
 };
 
+// Where a benchmark's wall time goes, by phase (seconds, summed over its calls): the results'
+// counters phase_*_s, for the grader's stage times (docs/grading.md).
+class PhaseClock {
+ public:
+  template <typename Fn>
+  auto operator()(double& total, Fn&& fn) -> decltype(fn()) {
+    struct Add {
+      double& total;
+      std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+      ~Add() { total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+    } add{total};
+    return fn();
+  }
+};
+
 void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
+  PhaseClock clock;
+  double setup_s = 0, timed_s = 0, outputs_s = 0, check_s = 0, calibration_s = 0, baseline_s = 0,
+         verify_s = 0;
+  const auto setup_started = std::chrono::steady_clock::now();
   Worker& w = worker_for(spec.call.variant);  // the variant's worker (--labkit-worker-for)
+  OpCall call = spec.call;
+  if (spec.make_inputs) call.inputs = spec.make_inputs();
   Stream stream;
-  SharedBuffers bufs(spec.call, w, "the worker");
+  SharedBuffers bufs(call, w, "the worker");
   std::unique_ptr<Baseline> baseline = spec.baseline();
   L2Flusher flusher;
   EventTimer timer(stream);
   const uint64_t base_seed = mix_seed(test_seed(), std::hash<std::string>{}(spec.name));
-  Calibration calibration(spec.call);
+  Calibration calibration(call);
   for (int i = 0; i < 7; ++i) calibration.sample(flusher, mix_seed(base_seed, 1000 + i), stream);
+  setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_started).count();
 
   std::vector<double> student, base, ratios, events, windows;
   int escapes = 0;
@@ -275,24 +304,33 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   for (int i = 0;; ++i) {
     const uint64_t seed = mix_seed(base_seed, static_cast<uint64_t>(i));
     const std::string call_name = "timed call " + std::to_string(i + 1);
-    const TimedCall t = timed_call(w, bufs, flusher, seed, stream);
+    const TimedCall t = clock(timed_s, [&] { return timed_call(w, bufs, flusher, seed, stream); });
     if (t.outcome != Outcome::kOk) throw Failed(worker_problem(call_name, t.outcome, t.message));
-    const std::vector<Bytes> outputs = bufs.outputs();
-    const std::string broken = bufs.check(seed, stream);
+    const std::string broken = clock(check_s, [&] { return bufs.check(seed, stream); });
     if (!broken.empty()) throw Failed(call_name + ": " + broken);
     // The overhead drifts with the machine: one calibration call beside every timed one.
-    calibration.sample(flusher, mix_seed(base_seed, 5000 + i), stream);
+    clock(calibration_s, [&] { calibration.sample(flusher, mix_seed(base_seed, 5000 + i), stream); });
     const double judged = t.judge_ms - calibration.overhead_ms();
     if (judged > t.event_ms * 1.5 + 0.050) ++escapes;  // work the worker's events missed
     const double s_ms = std::max({judged, t.event_ms, 1e-6});
 
-    baseline->prepare(seed, stream);
-    flusher.flush(stream);
-    // The student's window starts on an idle GPU, so the launch latency is inside it; the
-    // baseline's window must hold it too, or small sizes would be graded against a head start.
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    const double b_ms = timer.time_ms([&] { baseline->run(stream); });
-    const std::string wrong = baseline->verify(outputs, stream);
+    const double b_ms = clock(baseline_s, [&] {
+      baseline->prepare(seed, stream);
+      flusher.flush(stream);
+      // The student's window starts on an idle GPU, so the launch latency is inside it; the
+      // baseline's window must hold it too, or small sizes would be graded against a head start.
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      return timer.time_ms([&] { baseline->run(stream); });
+    });
+    // On the GPU first (the common case: right, nothing downloaded); else on the host copies,
+    // which say what is wrong and where. The captures stay as the judge copied them until the
+    // next timed call.
+    const bool right =
+        clock(verify_s, [&] { return baseline->right_on_device(bufs.device_outputs(), stream); });
+    const std::string wrong = right ? std::string() : [&] {
+      const std::vector<Bytes> outputs = clock(outputs_s, [&] { return bufs.outputs(); });
+      return clock(verify_s, [&] { return baseline->verify(outputs, stream); });
+    }();
     if (!wrong.empty()) {
       throw Failed("the output of " + call_name +
                    " (fresh inputs, copied by the judge when the call returned) is wrong; every "
@@ -339,6 +377,13 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["judged_ms"] = median(windows);       // the judge's window less the overhead
   c["worker_event_ms"] = median(events);  // the worker's events (a floor, never trusted alone)
   c["untimed_work_calls"] = escapes;
+  c["phase_setup_s"] = setup_s;  // buffers mapped, baseline made, 7 calibration calls
+  c["phase_timed_s"] = timed_s;
+  c["phase_outputs_s"] = outputs_s;
+  c["phase_check_s"] = check_s;
+  c["phase_calibration_s"] = calibration_s;
+  c["phase_baseline_s"] = baseline_s;
+  c["phase_verify_s"] = verify_s;
   for (const auto& [name, value] : spec.counters) c[name] = value;
   state.SetLabel(spec.baseline_name);
 }

@@ -88,10 +88,14 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
   for (auto& th : pool) th.join();
 }
 
+double conv_bound_scale(const Shape& s, double c) {
+  return c * std::sqrt(double(s.c_in * s.k * s.k)) * std::ldexp(1.0, -24);
+}
+
 std::vector<double> conv_bounds(const std::vector<double>& y, const std::vector<double>& sq,
                                 const Shape& s, double c) {
   if (y.size() != sq.size()) throw std::invalid_argument("conv_bounds: y and sq differ in size");
-  const double scale = c * std::sqrt(double(s.c_in * s.k * s.k)) * std::ldexp(1.0, -24);
+  const double scale = conv_bound_scale(s, c);
   std::vector<double> bound(y.size());
   for (size_t i = 0; i < y.size(); ++i) bound[i] = scale * (std::sqrt(sq[i]) + std::fabs(y[i]));
   return bound;

@@ -15,6 +15,7 @@
 #include "labkit/compare.hpp"
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/device_compare.hpp"
 #include "labkit/device_fill.hpp"
 
 namespace labkit::ops::conv {
@@ -99,15 +100,20 @@ class CudnnConv : public bench::Baseline {
 
   // The student's y against the same inputs convolved in double on the GPU, with the tests'
   // bound (not cuDNN's float y: its own rounding would have to be allowed for too).
+  bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t st) override {
+    if (outputs.size() < 4 || outputs[3] == nullptr) return false;
+    reference(st);
+    return count_beyond_walk_bound(static_cast<const float*>(outputs[3]), ref_.get(), sq_ref_.get(),
+                                   s_.y_count(), conv_bound_scale(s_), st) == 0;
+  }
+
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t st) override {
     if (outputs.size() < 4 || outputs[3].size() != s_.y_count() * sizeof(float)) {
       return "the output y has the wrong size";
     }
     std::vector<float> got(s_.y_count());
     std::memcpy(got.data(), outputs[3].data(), outputs[3].size());
-    conv_reference_f64(x_.get(), w_.get(), int(s_.n), int(s_.c_in), int(s_.h), int(s_.w),
-                       int(s_.c_out), int(s_.k), int(s_.stride), int(s_.pad), ref_.get(),
-                       sq_ref_.get(), st);
+    reference(st);
     const std::vector<double> ref = ref_.download(), sq = sq_ref_.download();
     const std::vector<double> bound = conv_bounds(ref, sq, s_);
     // The common case (all right) is a parallel pass; the full report only when it is not.
@@ -119,6 +125,13 @@ class CudnnConv : public bench::Baseline {
   }
 
  private:
+  // This call's inputs convolved in double on the GPU, and their squares (for the bound).
+  void reference(cudaStream_t st) {
+    conv_reference_f64(x_.get(), w_.get(), int(s_.n), int(s_.c_in), int(s_.h), int(s_.w),
+                       int(s_.c_out), int(s_.k), int(s_.stride), int(s_.pad), ref_.get(),
+                       sq_ref_.get(), st);
+  }
+
   // The algorithm, chosen the same way in every process. cudnnFind times each algorithm once,
   // and its pick for the 56x56 3x3 layer changed between runs on an H200 (implicit GEMM or FFT
   // tiling; 41 against 24 TFLOP/s in the benchmark), which moved that layer's grade. So

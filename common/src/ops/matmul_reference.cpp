@@ -63,9 +63,13 @@ std::vector<double> matmul_bounds(const std::vector<double>& abs_product, int K,
   return bound;
 }
 
+double matmul_walk_scale(int K, double c) {
+  return c * std::sqrt(static_cast<double>(K)) * std::ldexp(1.0, -24);
+}
+
 std::vector<double> matmul_walk_bounds(const std::vector<double>& ref,
                                        const std::vector<double>& sq_product, int K, double c) {
-  const double scale = c * std::sqrt(static_cast<double>(K)) * std::ldexp(1.0, -24);
+  const double scale = matmul_walk_scale(K, c);
   std::vector<double> bound(ref.size());
   for (size_t i = 0; i < bound.size(); ++i) {
     bound[i] = scale * (std::sqrt(sq_product[i]) + std::fabs(ref[i]));

@@ -16,6 +16,7 @@
 //     a block or several per row, bins, splits)
 //   rows_past_2p26: 2^26 + 2^20 rows: a warp-per-row thread number computed in int wraps
 //   uniform_2p22_len32: 2^27 entries (the benchmark's size)
+//     (both drawn on the GPU: tests/cases.hpp, device_matrices)
 //   nnz_max (SpmvHiddenNnzMax): nnz = 2^31 - 1, drawn on the GPU: 32-bit entry loops wrap
 //   laplacian_bench, denserow_bench: the benchmark's Laplacian and dense-row classes at its
 //     size, drawn from the seed (grid size, dense row's place), columns in random order

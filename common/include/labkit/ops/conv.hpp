@@ -71,6 +71,9 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
                const std::vector<float>& bias, std::vector<double>* y, std::vector<double>* sq);
 
 // Per-element bounds: c * sqrt(C_in*K*K) * 2^-24 * (sqrt(sq) + |y|).
+// c sqrt(C_in K K) 2^-24: bound_i = scale (sqrt(sq_i) + |y_i|) (also checked on the GPU, in
+// the benchmark: labkit/device_compare.hpp).
+double conv_bound_scale(const Shape& s, double c = kConvBoundC);
 std::vector<double> conv_bounds(const std::vector<double>& y, const std::vector<double>& sq,
                                 const Shape& s, double c = kConvBoundC);
 

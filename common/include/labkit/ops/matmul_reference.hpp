@@ -29,6 +29,9 @@ std::vector<double> matmul_bounds(const std::vector<double>& abs_product, int K,
 // honest error is 1.6 of it with c = 1 (mean 0.12); products of TF32-rounded inputs err by 77
 // to 1500 of it (common/tests/matmul_reference_test.cpp).
 inline constexpr double kMatmulWalkC = 6.0;
+// c sqrt(K) 2^-24: bound_i = scale (sqrt(sq_i) + |ref_i|) (also checked on the GPU, in the
+// benchmark: labkit/device_compare.hpp).
+double matmul_walk_scale(int K, double c = kMatmulWalkC);
 std::vector<double> matmul_walk_bounds(const std::vector<double>& ref,
                                        const std::vector<double>& sq_product, int K,
                                        double c = kMatmulWalkC);
