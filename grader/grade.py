@@ -236,16 +236,15 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
                           EXIT_INTERNAL)
     _record(hashes, GPU_INFO, paths.gpu_info)
 
-    built = []
+    items = []
     for cfg, lab in staged:
-        progress(f"building {cfg.name}")
         try:
-            lab_paths = paths.lab(cfg.name)
+            items.append(LabBuild(cfg, lab, paths.lab(cfg.name)))
         except GraderError as e:
             _lab_error(cfg, lab, e.message)
-            continue
-        if build_lab(cfg, lab, lab_paths, paths, build_dir, stage_dir, jobs, hashes, progress):
-            built.append((cfg, lab, lab_paths))
+    built = [(i.cfg, i.lab, i.lab_paths)
+             for i in build_labs(items, paths, build_dir, stage_dir, jobs, hashes, progress,
+                                 result.stages)]
     if not built:
         return
 
@@ -373,19 +372,72 @@ def check_policy(cfg: LabConfig, lab_paths: manifest.LabPaths,
                          seconds=round(float(found.seconds), 3)), found.report())
 
 
+@dataclasses.dataclass
+class LabBuild:
+    """One lab on its way through the build steps (build_lab)."""
+    cfg: LabConfig
+    lab: LabResult
+    lab_paths: manifest.LabPaths
+    source_seconds: float = 0.0
+    student: BuildResult | None = None
+
+
 def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               paths: manifest.Manifest, build_dir: Path, stage_dir: Path, jobs: int | None,
               hashes: judge.BinaryHashes, progress) -> bool:
     """The student object, the policy check on it, then the worker and the judges, hashed.
     True when the lab is ready to run; otherwise its status says why not."""
+    item = LabBuild(cfg, lab, lab_paths)
+    return all(step(item, paths, build_dir, stage_dir, jobs, hashes, progress)
+               for step in BUILD_STEPS)
+
+
+def build_labs(items: list, paths: manifest.Manifest, build_dir: Path, stage_dir: Path,
+               jobs: int | None, hashes: judge.BinaryHashes, progress, stages: list) -> list:
+    """build_lab for several labs, step by step: before the steps that compile, every lab still
+    in the running has its targets built in one build (build.build_together), so that the
+    labs' objects, and then their workers and judges, compile side by side instead of one lab
+    after another; each lab's own build then finds them up to date, or fails with its own log.
+    Nothing of a lab is compiled before its source passed the policy, nor linked before its
+    object did. The labs (LabBuild) that are ready to run."""
+    for step, targets_of, stage in ((_source_step, None, None),
+                                    (_object_step, _object_targets, "build: objects, labs at once"),
+                                    (_link_step, _link_targets, "build: workers and judges, labs at once")):
+        if targets_of is not None and len(items) > 1:
+            progress(f"building {', '.join(i.cfg.name for i in items)} side by side")
+            with timed(stages, stage):
+                build.build_together(build_dir, [t for i in items for t in targets_of(i)], jobs)
+        items = [i for i in items if step(i, paths, build_dir, stage_dir, jobs, hashes, progress)]
+    return items
+
+
+def _object_targets(item: LabBuild) -> list:
+    return [item.lab_paths.student_target]
+
+
+def _link_targets(item: LabBuild) -> list:
+    """Every worker of the lab (two when some variants alone are given a helper library,
+    manifest.LabPaths.helper_worker; each links the student's object, so each is checked) and
+    its judges."""
+    lp = item.lab_paths
+    return [*(w.target for w in lp.workers), lp.test.target, lp.bench.target]
+
+
+def _source_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progress) -> bool:
+    cfg, lab, lab_paths = item.cfg, item.lab, item.lab_paths
     progress(f"checking {cfg.name}'s source against its policy")
     with timed(lab.stages, "policy: source"):
         passed = _policy_stage(cfg, lab, lab_paths, paths, "source")
-    if not passed:
-        return False
-    source_seconds = lab.policy.seconds
+    item.source_seconds = lab.policy.seconds if passed else 0.0
+    return passed
+
+
+def _object_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progress) -> bool:
+    cfg, lab, lab_paths = item.cfg, item.lab, item.lab_paths
+    progress(f"building {cfg.name}")
     with timed(lab.stages, "build: student object"):
         student = build.build_targets(build_dir, [lab_paths.student_target], jobs)
+    item.student = student
     lab.build = _readable(student, stage_dir)
     if not student.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
@@ -396,14 +448,15 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         passed = _policy_stage(cfg, lab, lab_paths, paths, "object")
     if not passed:
         return False
-    lab.policy.seconds = round(lab.policy.seconds + source_seconds, 3)
+    lab.policy.seconds = round(lab.policy.seconds + item.source_seconds, 3)
+    return True
 
+
+def _link_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progress) -> bool:
+    cfg, lab, lab_paths = item.cfg, item.lab, item.lab_paths
+    student = item.student
     with timed(lab.stages, "build: worker and judges"):
-        # Every worker of the lab (two when some variants alone are given a helper library,
-        # manifest.LabPaths.helper_worker): each links the student's object, so each is checked.
-        rest = build.build_targets(build_dir, [*(w.target for w in lab_paths.workers),
-                                               lab_paths.test.target, lab_paths.bench.target],
-                                   jobs)
+        rest = build.build_targets(build_dir, _link_targets(item), jobs)
     lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
     if rest.refused:
         _refuse_linked_worker(lab, lab_paths, stage_dir, rest)
@@ -431,6 +484,9 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         return False
     lab.binaries[GPU_INFO] = hashes.digest(GPU_INFO)
     return True
+
+
+BUILD_STEPS = (_source_step, _object_step, _link_step)
 
 
 # The policy rule recorded when the linked worker is refused (grader/build.py,

@@ -856,7 +856,7 @@ class GradeFlowTest(TempDirTest):
         self.assertIn("expected a", text)
 
     def test_a_grader_bug_still_gives_the_result_so_far(self):
-        with mock.patch.object(grade, "build_lab", side_effect=ZeroDivisionError("oops")):
+        with mock.patch.object(grade, "build_labs", side_effect=ZeroDivisionError("oops")):
             with self.assertRaises(grade.GradeCrashed) as cm:
                 self.run_grade()
         self.assertEqual(cm.exception.result.status, "error")
@@ -1144,6 +1144,57 @@ class BonusEntryResultTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BuildLabsTest(unittest.TestCase):
+    """grade.build_labs: the labs' targets are built together before each compiling step, and
+    only for the labs still in the running: nothing is compiled before its source passed the
+    policy, nor linked before its object did."""
+
+    def item(self, name):
+        target = lambda t: mock.Mock(target=t)  # noqa: E731
+        paths = mock.Mock(student_target=f"{name}_student", workers=[target(f"{name}_worker")],
+                          test=target(f"{name}_test"), bench=target(f"{name}_bench"))
+        cfg = mock.Mock()
+        cfg.name = name
+        return grade.LabBuild(cfg, mock.Mock(), paths)
+
+    def run_steps(self, names, fails):
+        events = []
+        items = {n: self.item(n) for n in names}
+
+        def step(kind):
+            def run(item, *args):
+                name = next(n for n, i in items.items() if i is item)
+                events.append((kind, name))
+                return (kind, name) not in fails
+            return run
+
+        def together(build_dir, targets, jobs=None):
+            events.append(("together", tuple(targets)))
+
+        with mock.patch.object(grade, "_source_step", step("source")), \
+                mock.patch.object(grade, "_object_step", step("object")), \
+                mock.patch.object(grade, "_link_step", step("link")), \
+                mock.patch.object(grade.build, "build_together", together):
+            ready = grade.build_labs(list(items.values()), None, Path("b"), Path("s"), None,
+                                     None, lambda *_: None, [])
+        return events, [next(n for n, i in items.items() if i is r) for r in ready]
+
+    def test_targets_are_built_together_for_the_labs_still_in_the_running(self):
+        events, ready = self.run_steps(["a", "b", "c", "d"], {("source", "b"), ("object", "c")})
+        self.assertEqual(events, [
+            ("source", "a"), ("source", "b"), ("source", "c"), ("source", "d"),
+            ("together", ("a_student", "c_student", "d_student")),
+            ("object", "a"), ("object", "c"), ("object", "d"),
+            ("together", ("a_worker", "a_test", "a_bench", "d_worker", "d_test", "d_bench")),
+            ("link", "a"), ("link", "d")])
+        self.assertEqual(ready, ["a", "d"])
+
+    def test_one_lab_is_built_on_its_own(self):
+        events, ready = self.run_steps(["a"], set())
+        self.assertEqual(events, [("source", "a"), ("object", "a"), ("link", "a")])
+        self.assertEqual(ready, ["a"])
 
 
 class TestsThenBenchmarksTest(unittest.TestCase):
