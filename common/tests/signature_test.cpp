@@ -136,11 +136,18 @@ void clear() {
   g_instantiation.clear();
 }
 
-// Each launcher argument points at the buffer of its name.
-void expect_pointers(const FakeCall& fake, const OpCall& op, const std::string& what) {
+// The worker's invoke on a fake call of `op`: each launcher argument points at the buffer of its
+// name, but `null_arg`, which must be nullptr.
+template <typename Fn>
+void expect_invoke(void (*invoke)(Fn, const worker::Call&), Fn fn, const OpCall& op,
+                   const std::string& what, const std::string& null_arg = "") {
+  clear();
+  const FakeCall fake(op);
+  invoke(fn, fake.call());
   ASSERT_FALSE(g_pointers.empty()) << what << ": the launcher was not called";
   for (const auto& [arg, p] : g_pointers) {
-    EXPECT_EQ(fake.name_of(p, op), arg) << what << ": the launcher's argument " << arg;
+    const std::string want = arg == null_arg ? "nullptr" : arg;
+    EXPECT_EQ(fake.name_of(p, op), want) << what << ": the launcher's argument " << arg;
   }
 }
 
@@ -171,11 +178,7 @@ TEST(Signature, MatmulBuffersAndLauncher) {
     const CheckSpec s = mm::spec("v", c);
     expect_buffers(s.call, want, what + " spec");
     expect_buffers(mm::benchmark("v", M, N, K).call, want, what + " benchmark");
-
-    clear();
-    const FakeCall fake(s.call);
-    mm::invoke(&matmul_fake, fake.call());
-    expect_pointers(fake, s.call, what);
+    expect_invoke(&mm::invoke, &matmul_fake, s.call, what);
     EXPECT_EQ(g_ints, (std::vector<int64_t>{M, N, K})) << what << ": M, N, K";
   }
 }
@@ -214,11 +217,7 @@ TEST(Signature, ReduceBuffersAndLauncher) {
       const CheckSpec s = rd::spec("v", c);
       expect_buffers(s.call, want, what + " spec");
       EXPECT_EQ(s.call.buffers[rd::Sig::kIn].offset, 12u) << what << ": `in` 3 elements past";
-
-      clear();
-      const FakeCall fake(s.call);
-      rd::invoke(rd::Pair{&reduce_fake<float>, &reduce_fake<int>}, fake.call());
-      expect_pointers(fake, s.call, what);
+      expect_invoke(&rd::invoke, rd::Pair{&reduce_fake<float>, &reduce_fake<int>}, s.call, what);
       EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
       EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
     }
@@ -266,11 +265,7 @@ TEST(Signature, SpmvBuffersAndLauncher) {
       const CheckSpec s = sp::spec("v", c);
       expect_buffers(s.call, want, what + " spec");
       expect_buffers(sp::benchmark("v", name, m, ws_bytes).call, want, what + " benchmark");
-
-      clear();
-      const FakeCall fake(s.call);
-      sp::invoke(&spmv_fake, fake.call());
-      expect_pointers(fake, s.call, what);
+      expect_invoke(&sp::invoke, &spmv_fake, s.call, what);
       EXPECT_EQ(g_ints, (std::vector<int64_t>{m->rows, m->cols, m->nnz()})) << what << ": rows, cols, nnz";
     }
   }
@@ -331,17 +326,8 @@ TEST(Signature, ConvBuffersAndLauncher) {
 #if LABKIT_HAVE_CONV_BENCH
       expect_buffers(cv::benchmark("v", "layer", shape, workspace).call, want, what + " benchmark");
 #endif
-
-      clear();
-      const FakeCall fake(s.call);
-      cv::invoke<LabShape>(&conv_fake, fake.call());
-      if (!bias) {
-        // No bias: the launcher gets nullptr, whatever the buffer holds.
-        ASSERT_EQ(g_pointers.size(), 5u);
-        EXPECT_EQ(g_pointers[2].second, nullptr) << what;
-        g_pointers.erase(g_pointers.begin() + 2);
-      }
-      expect_pointers(fake, s.call, what);
+      // No bias: the launcher gets nullptr, whatever the buffer holds.
+      expect_invoke(&cv::invoke<LabShape>, &conv_fake, s.call, what, bias ? "" : "bias");
       EXPECT_EQ(g_ints, (std::vector<int64_t>{shape.n, shape.c_in, shape.h, shape.w, shape.c_out,
                                               shape.k, shape.stride, shape.pad}))
           << what << ": the shape";
