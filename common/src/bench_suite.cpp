@@ -178,7 +178,8 @@ class SharedBuffers {
     std::string problems;
     for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
-      problems += describe_guard(spec, check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes));
+      problems +=
+          describe_guard(spec, check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes));
       if (spec.role != protocol::Role::kInput) continue;
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       uint64_t changed = 0;

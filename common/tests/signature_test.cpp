@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/bench.hpp"
 #include "labkit/judge.hpp"
 #include "labkit/ops/conv.hpp"
 #include "labkit/ops/conv_worker.hpp"
@@ -75,7 +76,8 @@ void expect_table(const BufDecl<Sizes> (&table)[N], const Sizes& sizes,
 }
 
 // The buffers of a judge's call (a test's spec or a benchmark's Spec) are `want`'s.
-void expect_buffers(const OpCall& call, const std::vector<Expected>& want, const std::string& what) {
+void expect_buffers(const OpCall& call, const std::vector<Expected>& want,
+                    const std::string& what) {
   ASSERT_EQ(call.buffers.size(), want.size()) << what;
   for (size_t b = 0; b < want.size(); ++b) {
     const BufferSpec& got = call.buffers[b];
@@ -96,6 +98,14 @@ void expect_buffers(const OpCall& call, const std::vector<Expected>& want, const
       }
     }
   }
+}
+
+// A benchmark's call, with its constant inputs made (bench::Spec::make_inputs) where it makes
+// them only when it runs.
+OpCall bench_call(const bench::Spec& spec) {
+  OpCall call = spec.call;
+  if (spec.make_inputs) call.inputs = spec.make_inputs();
+  return call;
 }
 
 // ---------------------------------------------------------- the worker's side, faked
@@ -177,7 +187,7 @@ TEST(Signature, MatmulBuffersAndLauncher) {
     c.calls = 2;
     const CheckSpec s = mm::spec("v", c);
     expect_buffers(s.call, want, what + " spec");
-    expect_buffers(mm::benchmark("v", M, N, K).call, want, what + " benchmark");
+    expect_buffers(bench_call(mm::benchmark("v", M, N, K)), want, what + " benchmark");
     expect_invoke(&mm::invoke, &matmul_fake, s.call, what);
     EXPECT_EQ(g_ints, (std::vector<int64_t>{M, N, K})) << what << ": M, N, K";
   }
@@ -203,7 +213,8 @@ TEST(Signature, ReduceBuffersAndLauncher) {
     const size_t workspace = n / 32 + 1024;
     const std::vector<Expected> want = reduce_buffers(n, workspace);
     for (DType dtype : {DType::kF32, DType::kI32}) {
-      const std::string what = std::string("reduce ") + dtype_name(dtype) + " n=" + std::to_string(n);
+      const std::string what =
+          std::string("reduce ") + dtype_name(dtype) + " n=" + std::to_string(n);
       expect_table(rd::Sig::kBufs, rd::Sig::Sizes{n, workspace, dtype}, want);
       for (const auto& row : rd::Sig::kBufs) {
         EXPECT_EQ(row.type(rd::Sig::Sizes{n, workspace, dtype}), dtype) << what << ", " << row.name;
@@ -221,7 +232,8 @@ TEST(Signature, ReduceBuffersAndLauncher) {
       EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
       EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
     }
-    expect_buffers(rd::benchmark("v", n, workspace).call, want, "reduce benchmark n=" + std::to_string(n));
+    expect_buffers(bench_call(rd::benchmark("v", n, workspace)), want,
+                   "reduce benchmark n=" + std::to_string(n));
   }
   // Only f32 and i32 have a launcher.
   rd::Case c;
@@ -232,9 +244,12 @@ TEST(Signature, ReduceBuffersAndLauncher) {
 // ------------------------------------------------------------------------------------ spmv
 
 std::vector<Expected> spmv_buffers(uint64_t rows, uint64_t cols, uint64_t nnz, uint64_t ws_bytes) {
-  return {{"row_ptr", Role::kInput, 4, {rows + 1}}, {"col_idx", Role::kInput, 4, {nnz}},
-          {"values", Role::kInput, 4, {nnz}},       {"x", Role::kInput, 4, {cols}},
-          {"y", Role::kOutput, 4, {rows}},           {"workspace", Role::kInOut, 4, {(ws_bytes + 3) / 4}}};
+  return {{"row_ptr", Role::kInput, 4, {rows + 1}},
+          {"col_idx", Role::kInput, 4, {nnz}},
+          {"values", Role::kInput, 4, {nnz}},
+          {"x", Role::kInput, 4, {cols}},
+          {"y", Role::kOutput, 4, {rows}},
+          {"workspace", Role::kInOut, 4, {(ws_bytes + 3) / 4}}};
 }
 
 void spmv_fake(int rows, int cols, int nnz, const int* row_ptr, const int* col_idx,
@@ -254,7 +269,8 @@ TEST(Signature, SpmvBuffersAndLauncher) {
     for (size_t ws_bytes : {size_t{0}, size_t{1022}, size_t{4096}}) {
       const auto m = std::make_shared<const sp::Csr>(csr);
       const uint64_t rows = m->rows, cols = m->cols, nnz = m->nnz();
-      const std::string what = std::string("spmv ") + name + " workspace " + std::to_string(ws_bytes);
+      const std::string what =
+          std::string("spmv ") + name + " workspace " + std::to_string(ws_bytes);
       const std::vector<Expected> want = spmv_buffers(rows, cols, nnz, ws_bytes);
       expect_table(sp::Sig::kBufs, sp::Sig::Sizes{rows, cols, nnz, ws_bytes}, want);
       sp::Case c;
@@ -264,9 +280,10 @@ TEST(Signature, SpmvBuffersAndLauncher) {
       c.calls = 2;
       const CheckSpec s = sp::spec("v", c);
       expect_buffers(s.call, want, what + " spec");
-      expect_buffers(sp::benchmark("v", name, m, ws_bytes).call, want, what + " benchmark");
+      expect_buffers(bench_call(sp::benchmark("v", name, m, ws_bytes)), want, what + " benchmark");
       expect_invoke(&sp::invoke, &spmv_fake, s.call, what);
-      EXPECT_EQ(g_ints, (std::vector<int64_t>{m->rows, m->cols, m->nnz()})) << what << ": rows, cols, nnz";
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{m->rows, m->cols, m->nnz()}))
+          << what << ": rows, cols, nnz";
     }
   }
 }
@@ -309,7 +326,8 @@ ops::conv::Shape conv_shape(int n, int c_in, int h, int w, int c_out, int k, int
 
 TEST(Signature, ConvBuffersAndLauncher) {
   namespace cv = ops::conv;
-  for (const cv::Shape& shape : {conv_shape(2, 3, 9, 11, 5, 3, 2, 1), conv_shape(1, 1, 1, 1, 1, 1, 1, 0),
+  for (const cv::Shape& shape : {conv_shape(2, 3, 9, 11, 5, 3, 2, 1),
+                                 conv_shape(1, 1, 1, 1, 1, 1, 1, 0),
                                  conv_shape(1, 4, 7, 5, 6, 5, 1, 2)}) {
     for (bool bias : {false, true}) {
       const uint64_t workspace = 777;
@@ -324,7 +342,8 @@ TEST(Signature, ConvBuffersAndLauncher) {
       const CheckSpec s = cv::spec("v", c);
       expect_buffers(s.call, want, what + " spec");
 #if LABKIT_HAVE_CONV_BENCH
-      expect_buffers(cv::benchmark("v", "layer", shape, workspace).call, want, what + " benchmark");
+      expect_buffers(bench_call(cv::benchmark("v", "layer", shape, workspace)), want,
+                     what + " benchmark");
 #endif
       // No bias: the launcher gets nullptr, whatever the buffer holds.
       expect_invoke(&cv::invoke<LabShape>, &conv_fake, s.call, what, bias ? "" : "bias");

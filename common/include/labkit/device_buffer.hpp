@@ -155,7 +155,9 @@ class GuardedBuffer {
   char* allocation() { return storage_.get(); }
   size_t guard() const { return guard_; }
 
-  protocol::GuardInfo check() const { return check_canaries(storage_.get(), bytes_, guard_, lead_); }
+  protocol::GuardInfo check() const {
+    return check_canaries(storage_.get(), bytes_, guard_, lead_);
+  }
 
  private:
   size_t bytes_;

@@ -74,7 +74,8 @@ class CudnnConv : public bench::Baseline {
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t st) override {
     if (outputs.size() <= Sig::kY || outputs[Sig::kY] == nullptr) return false;
     reference(st);
-    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(), sq_ref_.get(),
+    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(),
+                                   sq_ref_.get(),
                                    s_.y_count(), conv_bound_scale(s_), st) == 0;
   }
 

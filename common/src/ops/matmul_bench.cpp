@@ -41,7 +41,8 @@ class CublasMatmul : public bench::Baseline {
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
     if (outputs.size() <= Sig::kC || outputs[Sig::kC] == nullptr) return false;
     reference(s);
-    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kC]), ref_.get(), sq_.get(),
+    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kC]), ref_.get(),
+                                   sq_.get(),
                                    size_t(M_) * N_, matmul_walk_scale(K_), s) == 0;
   }
 

@@ -58,7 +58,8 @@ class CusparseSpmv : public bench::Baseline {
 
   void prepare(uint64_t seed, cudaStream_t s) override {
     if (nnz_ > 0) {
-      fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, Sig::kValues), kValueLo, kValueHi, s);
+      fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, Sig::kValues), kValueLo,
+                       kValueHi, s);
     }
     fill_spmv_x(x_.get(), x_.size(), protocol::buffer_seed(seed, Sig::kX), kXLo, kXHi, s);
   }
@@ -68,7 +69,8 @@ class CusparseSpmv : public bench::Baseline {
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
     if (outputs.size() <= Sig::kY || outputs[Sig::kY] == nullptr) return false;
     reference(s);
-    return count_beyond_row_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(), abs_ref_.get(),
+    return count_beyond_row_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(),
+                                  abs_ref_.get(),
                                   row_ptr_.get(), static_cast<size_t>(m_->rows), kSpmvBoundC,
                                   kSpmvWalkC, s) == 0;
   }
@@ -94,7 +96,8 @@ class CusparseSpmv : public bench::Baseline {
     layout.name = "y";
     const auto m = m_;
     layout.group = [m](size_t r) { return length_class(m->row_length(static_cast<int32_t>(r))); };
-    const CompareResult r = compare_vector(observe(outputs[Sig::kY], DType::kF32), ref, bound, layout);
+    const CompareResult r =
+        compare_vector(observe(outputs[Sig::kY], DType::kF32), ref, bound, layout);
     return r.ok() ? "" : "y differs from A x (computed in double): " + r.report();
   }
 

@@ -19,9 +19,12 @@ struct Sig {
     uint64_t M, N, K;
   };
   static constexpr BufDecl<Sizes> kBufs[] = {
-      {kA, "A", protocol::Role::kInput, DType::kF32, [](const Sizes& s) { return Dims{s.M, s.K}; }},
-      {kB, "B", protocol::Role::kInput, DType::kF32, [](const Sizes& s) { return Dims{s.K, s.N}; }},
-      {kC, "C", protocol::Role::kOutput, DType::kF32, [](const Sizes& s) { return Dims{s.M, s.N}; }},
+      {kA, "A", protocol::Role::kInput, DType::kF32,
+       [](const Sizes& s) { return Dims{s.M, s.K}; }},
+      {kB, "B", protocol::Role::kInput, DType::kF32,
+       [](const Sizes& s) { return Dims{s.K, s.N}; }},
+      {kC, "C", protocol::Role::kOutput, DType::kF32,
+       [](const Sizes& s) { return Dims{s.M, s.N}; }},
   };
   static std::vector<int64_t> params(int M, int N, int K) { return {M, N, K}; }
 };
