@@ -177,13 +177,8 @@ class SharedBuffers {
     std::string problems;
     for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
-      const GuardReport g = check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes);
-      protocol::GuardInfo info;
-      info.before = g.before;
-      info.after = g.after;
-      info.first_after = g.first_after;
-      info.nearest_before = g.nearest_before;
-      problems += describe_guard(spec, info);
+      problems +=
+          describe_guard(spec, check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes));
       if (spec.role != protocol::Role::kInput) continue;
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       uint64_t changed = 0;

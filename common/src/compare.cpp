@@ -89,6 +89,18 @@ std::string format_ranges(const std::vector<std::pair<size_t, size_t>>& ranges, 
   return os.str();
 }
 
+bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
+                const std::vector<double>& bound) {
+  std::atomic<bool> ok{true};
+  parallel_for(got.size(), size_t{1} << 16, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi && ok.load(std::memory_order_relaxed); ++i) {
+      const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
+      if (!(err <= bound[i])) ok.store(false, std::memory_order_relaxed);
+    }
+  });
+  return ok.load();
+}
+
 std::vector<double> uniform_bounds(const std::vector<double>& ref, double atol, double rtol) {
   std::vector<double> bound(ref.size());
   for (size_t i = 0; i < ref.size(); ++i) bound[i] = atol + rtol * std::fabs(ref[i]);
@@ -220,7 +232,7 @@ std::string CompareResult::report() const {
 
 Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
   Observed o;
-  const size_t size = dtype == DType::kF64 || dtype == DType::kI64 ? 8 : 4;
+  const size_t size = elem_size(dtype);
   const size_t n = bytes.size() / size;
   o.unwritten.assign(n, 0);
   if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);

@@ -65,13 +65,6 @@ constexpr int kReadThreads = 256;
 constexpr int kReadUnroll = 4;
 constexpr size_t kReadBytes = kCopyBytes;   // the copy's source buffer, refilled
 
-void cublas_check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(what) + " failed: cuBLAS status " +
-                             std::to_string(static_cast<int>(s)));
-  }
-}
-
 struct Events {
   cudaEvent_t start = nullptr, stop = nullptr;
   Events() {
@@ -204,19 +197,17 @@ int run() {
   labkit::fill_uniform_f32(a.get(), elems, 1, -1.0f, 1.0f, stream);
   labkit::fill_uniform_f32(b.get(), elems, 2, -1.0f, 1.0f, stream);
   cublasHandle_t handle;
-  cublas_check(cublasCreate(&handle), "cublasCreate");
+  CUBLAS_CHECK(cublasCreate(&handle));
   struct HandleGuard {
     cublasHandle_t h;
     ~HandleGuard() { cublasDestroy(h); }
   } handle_guard{handle};
-  cublas_check(cublasSetStream(handle, stream), "cublasSetStream");
-  cublas_check(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  CUBLAS_CHECK(cublasSetStream(handle, stream));
+  CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));
   const float alpha = 1.0f, beta = 0.0f;
   const double gemm_ms = median_ms(stream, [&] {
-    cublas_check(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &alpha,
-                             a.get(), kN, b.get(),
-                             kN, &beta, c.get(), kN),
-                 "cublasSgemm");
+    CUBLAS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, kN, kN, kN, &alpha, a.get(), kN,
+                             b.get(), kN, &beta, c.get(), kN));
   });
 
   // FP32 peak: independent FMAs on every SM, checked exactly on the host for two threads

@@ -78,7 +78,7 @@ class Arena {
 uint64_t g_guard_bytes = p::kGuardBytes;
 
 // Merges a buffer's canary check into the reply's worst case over the calls.
-void merge(const GuardReport& g, p::GuardInfo& info) {
+void merge(const p::GuardInfo& g, p::GuardInfo& info) {
   if (g.before > info.before) {
     info.before = g.before;
     info.nearest_before = g.nearest_before;

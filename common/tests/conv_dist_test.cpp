@@ -432,22 +432,23 @@ TEST(ConvDist, TheTestsDrawIt) {
   for (int call = 0; call < 2; ++call) {
     const Call c = draw(cs.shape, mix_seed(cs.seed, uint64_t(call)), true);
     const auto& in = sp.call.inputs[size_t(call)];
-    ASSERT_EQ(in[0].size(), c.x.size() * 4);
-    EXPECT_EQ(std::memcmp(in[0].data(), c.x.data(), in[0].size()), 0) << "x, call " << call;
-    EXPECT_EQ(std::memcmp(in[1].data(), c.w.data(), in[1].size()), 0) << "w, call " << call;
-    EXPECT_EQ(std::memcmp(in[2].data(), c.bias.data(), in[2].size()), 0) << "bias, call " << call;
+    const Bytes &x = in[Sig::kX], &w = in[Sig::kW], &bias = in[Sig::kBias];
+    ASSERT_EQ(x.size(), c.x.size() * 4);
+    EXPECT_EQ(std::memcmp(x.data(), c.x.data(), x.size()), 0) << "x, call " << call;
+    EXPECT_EQ(std::memcmp(w.data(), c.w.data(), w.size()), 0) << "w, call " << call;
+    EXPECT_EQ(std::memcmp(bias.data(), c.bias.data(), bias.size()), 0) << "bias, call " << call;
     const std::vector<float> y = convolve(c, sequential_fma);
     if (call == 0) y0 = y;
-    std::vector<Bytes> outputs(5);
+    std::vector<Bytes> outputs(Sig::kCount);
     auto bytes = [](const std::vector<float>& v) {
       Bytes b(v.size() * 4);
       std::memcpy(b.data(), v.data(), b.size());
       return b;
     };
-    outputs[3] = bytes(y);
+    outputs[Sig::kY] = bytes(y);
     EXPECT_EQ(sp.verify(call, outputs).message, "") << "call " << call;
     if (call == 1) {
-      outputs[3] = bytes(y0);
+      outputs[Sig::kY] = bytes(y0);
       EXPECT_NE(sp.verify(call, outputs).message, "") << "call 0's output passed for call 1";
     }
   }

@@ -36,7 +36,7 @@ TEST(GuardedBufferGpu, CatchesWritesPastEitherEnd) {
   launch_write_at(data, -2, 1.0f);
   LABKIT_CHECK_LAUNCH();
   CUDA_CHECK(cudaDeviceSynchronize());
-  const GuardReport g = buf.check();
+  const protocol::GuardInfo g = buf.check();
   EXPECT_EQ(g.after, 1u);
   EXPECT_EQ(g.first_after, 3u);
   EXPECT_EQ(g.before, 1u);
@@ -72,7 +72,7 @@ TEST(GuardedBufferGpu, ALeadMisalignsTheDataAndGuardsItsWords) {
     launch_write_at(reinterpret_cast<float*>(buf.data()), -3, 1.0f);  // the first lead word
     LABKIT_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
-    const GuardReport g = buf.check();
+    const protocol::GuardInfo g = buf.check();
     EXPECT_EQ(g.before, 1u) << guard;
     EXPECT_EQ(g.nearest_before, 3u) << guard;
   }

@@ -55,21 +55,23 @@ TEST(WorkerGpu, HonoursBufferOffsetsAndGeneratedInputs) {
     CheckSpec s;
     s.what = variant + " on generated A, offset B";
     s.call.variant = variant;
-    s.call.params = {M, N, K};
-    s.call.buffers = {{"A", protocol::Role::kInput, 4, M * K, {M, K}},
-                      {"B", protocol::Role::kInput, 4, K * N, {K, N}},
-                      {"C", protocol::Role::kOutput, 4, M * N, {M, N}}};
-    s.call.buffers[0].source = protocol::Source::kUniformF32;
-    s.call.buffers[0].seed = seed;
-    s.call.buffers[0].lo = -2;
-    s.call.buffers[0].hi = 3;
-    s.call.buffers[0].offset = 4;
-    s.call.buffers[1].offset = 12;
-    Bytes b(K * N * 4, 0);
-    for (int c = 0; c < calls; ++c) s.call.inputs.push_back({{}, b, {}});
+    s.call.params = mm::Sig::params(M, N, K);
+    s.call.buffers = buffer_specs(mm::Sig::kBufs, mm::Sig::Sizes{M, N, K});
+    BufferSpec& A = s.call.buffers[mm::Sig::kA];
+    A.source = protocol::Source::kUniformF32;
+    A.seed = seed;
+    A.lo = -2;
+    A.hi = 3;
+    A.offset = 4;
+    s.call.buffers[mm::Sig::kB].offset = 12;
+    for (int c = 0; c < calls; ++c) {
+      std::vector<Bytes>& in = s.call.inputs.emplace_back(mm::Sig::kCount);  // A: generated
+      in[mm::Sig::kB] = Bytes(K * N * 4, 0);
+    }
     s.verify = [=](int c, const std::vector<Bytes>& out) -> Verdict {
+      const Bytes& C = out[mm::Sig::kC];
       std::vector<float> got(M * N);
-      std::memcpy(got.data(), out[2].data(), out[2].size());
+      std::memcpy(got.data(), C.data(), C.size());
       if (got[0] != 4 || got[1] != 12 || got[2] != 0) {
         return {"offsets " + std::to_string(got[0]) + " " + std::to_string(got[1]) + " " +
                     std::to_string(got[2]),

@@ -425,11 +425,11 @@ labkit::Bytes float_spmv(const labkit::CheckSpec& s, int c, int max_per_row = -1
   const auto& in = s.call.inputs[c];
   auto ints = [](const labkit::Bytes& b) { return reinterpret_cast<const int32_t*>(b.data()); };
   auto floats = [](const labkit::Bytes& b) { return reinterpret_cast<const float*>(b.data()); };
-  const int32_t* row_ptr = ints(in[0]);
-  const int32_t* col = ints(in[1]);
-  const float* val = floats(in[2]);
-  const float* x = floats(in[3]);
-  const size_t rows = in[0].size() / 4 - 1;
+  const int32_t* row_ptr = ints(in[sp::Sig::kRowPtr]);
+  const int32_t* col = ints(in[sp::Sig::kColIdx]);
+  const float* val = floats(in[sp::Sig::kValues]);
+  const float* x = floats(in[sp::Sig::kX]);
+  const size_t rows = in[sp::Sig::kRowPtr].size() / 4 - 1;
   std::vector<float> y(rows);
   for (size_t r = 0; r < rows; ++r) {
     float sum = 0;
@@ -446,7 +446,7 @@ labkit::Bytes float_spmv(const labkit::CheckSpec& s, int c, int max_per_row = -1
 
 std::vector<labkit::Bytes> outputs_with_y(const labkit::CheckSpec& s, labkit::Bytes y) {
   std::vector<labkit::Bytes> out(s.call.buffers.size());
-  out[4] = std::move(y);
+  out[sp::Sig::kY] = std::move(y);
   return out;
 }
 

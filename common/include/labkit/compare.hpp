@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "labkit/device_buffer.hpp"
+#include "labkit/dtype.hpp"
 
 namespace labkit {
 
@@ -106,8 +107,7 @@ CompareResult compare_matrix(const std::vector<float>& got, const std::vector<do
                              const std::vector<double>& bound, size_t rows, size_t cols,
                              size_t tile = 32, size_t max_listed = 5);
 
-// ---- any element type: raw output bytes decoded, poison detected.
-enum class DType { kF32, kF64, kI32, kI64 };
+// ---- any element type (labkit/dtype.hpp): raw output bytes decoded, poison detected.
 struct Observed {
   std::vector<double> values;      // floats
   std::vector<int64_t> ints;       // integers
@@ -142,6 +142,12 @@ struct NchwLayout {
 CompareResult compare_nchw(const Observed& got, const std::vector<double>& ref,
                            const std::vector<double>& bound, const NchwLayout& layout,
                            size_t max_listed = 5);
+
+// |got_i - ref_i| <= bound_i for every i (NaN never passes), over the CPU's cores: the quick
+// pass over a large output (a benchmark checks every timed call), the full report only when it
+// fails.
+bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
+                const std::vector<double>& bound);
 
 // bound_i = atol + rtol * |ref_i|
 std::vector<double> uniform_bounds(const std::vector<double>& ref, double atol, double rtol);

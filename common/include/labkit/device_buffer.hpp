@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/protocol.hpp"
 
 namespace labkit {
 
@@ -88,15 +89,6 @@ uint32_t bits_of(T value) {
   return bits;
 }
 
-// What a canary check found, counted in 4-byte words.
-struct GuardReport {
-  size_t before = 0;           // changed words in the zone before byte 0
-  size_t after = 0;            // changed words in the zone after the last byte
-  size_t first_after = 0;      // the first changed word after the data, in words past its end
-  size_t nearest_before = 0;   // the nearest changed word before the data (1 = word [-1])
-  bool intact() const { return before == 0 && after == 0; }
-};
-
 // Canary zones of `guard` bytes (a multiple of 4) on each side of `bytes` of data, the data
 // rounded up to whole words, in the allocation at `base`: written, then checked after a call.
 // `lead` (a multiple of 4) more bytes of canary before the data move its start off the
@@ -116,8 +108,9 @@ inline void write_canaries(char* base, size_t bytes, size_t guard, size_t lead =
   }
 }
 
-inline GuardReport check_canaries(const char* base, size_t bytes, size_t guard, size_t lead = 0) {
-  GuardReport r;
+inline protocol::GuardInfo check_canaries(const char* base, size_t bytes, size_t guard,
+                                          size_t lead = 0) {
+  protocol::GuardInfo r;
   const size_t front = guard + lead;
   std::vector<uint32_t> before(front / 4), after(guard / 4);
   if (front > 0) CUDA_CHECK(cudaMemcpy(before.data(), base, front, cudaMemcpyDeviceToHost));
@@ -162,7 +155,9 @@ class GuardedBuffer {
   char* allocation() { return storage_.get(); }
   size_t guard() const { return guard_; }
 
-  GuardReport check() const { return check_canaries(storage_.get(), bytes_, guard_, lead_); }
+  protocol::GuardInfo check() const {
+    return check_canaries(storage_.get(), bytes_, guard_, lead_);
+  }
 
  private:
   size_t bytes_;

@@ -4,14 +4,17 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "labkit/protocol.hpp"
+#include "labkit/signature.hpp"
 
 namespace labkit {
 
@@ -54,6 +57,25 @@ struct BufferSpec {
   uint32_t offset = 0;
   uint64_t bytes() const { return count * elem_size; }
 };
+
+// The buffers of one call of an op family, from its signature (labkit/signature.hpp): one per
+// row of its table, in its order, sized for `sizes`. Sources, seeds and offsets stay the
+// defaults (arena bytes); a spec or a benchmark sets them by name: buffers[Sig::kX].source.
+template <typename Sizes, size_t N>
+std::vector<BufferSpec> buffer_specs(const BufDecl<Sizes> (&table)[N], const Sizes& sizes) {
+  std::vector<BufferSpec> out;
+  out.reserve(N);
+  for (const BufDecl<Sizes>& row : table) {
+    BufferSpec b;
+    b.name = row.name;
+    b.role = row.role;
+    b.elem_size = static_cast<uint32_t>(elem_size(row.type(sizes)));
+    b.dims = row.dims(sizes);
+    b.count = row.count(sizes);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
 
 using Bytes = std::vector<uint8_t>;
 

@@ -104,11 +104,13 @@ enum class Status : uint32_t {
   kOutOfMemory = 7,
 };
 
+// What a canary check found (labkit::check_canaries), counted in 4-byte words.
 struct GuardInfo {
-  uint64_t before = 0;          // changed canary elements before element 0
-  uint64_t after = 0;           // changed canary elements after the last element
-  uint64_t first_after = 0;     // offset past the end of the first changed one
-  uint64_t nearest_before = 0;  // distance before element 0 of the nearest changed one
+  uint64_t before = 0;          // changed words in the zone before byte 0
+  uint64_t after = 0;           // changed words in the zone after the last byte
+  uint64_t first_after = 0;     // the first changed word after the data, in words past its end
+  uint64_t nearest_before = 0;  // the nearest changed word before the data (1 = word [-1])
+  bool intact() const { return before == 0 && after == 0; }
 };
 
 struct Reply {

@@ -127,7 +127,7 @@ struct Generated {
   uint64_t seed = 0;
   size_t workspace = 0;
   int calls = 0;
-  std::vector<std::vector<Bytes>> inputs;  // [call]: x, w, bias, y (empty), workspace garbage
+  std::vector<std::vector<Bytes>> inputs;  // [call][Sig::Buf]: x, w, bias, workspace garbage
   std::shared_ptr<const std::vector<Expected>> expected;
 };
 
@@ -160,7 +160,11 @@ const Generated& generated(const Case& c) {
     reference(s, x, w, c.bias ? bias : std::vector<float>{}, &e.y, &sq);
     e.bound = conv_bounds(e.y, sq, s);
     expected->push_back(std::move(e));
-    last.inputs.push_back({to_bytes(x), to_bytes(w), to_bytes(bias), {}, to_bytes(garbage)});
+    std::vector<Bytes>& in = last.inputs.emplace_back(Sig::kCount);
+    in[Sig::kX] = to_bytes(x);
+    in[Sig::kW] = to_bytes(w);
+    in[Sig::kBias] = to_bytes(bias);
+    in[Sig::kWorkspace] = to_bytes(garbage);
   }
   last.shape = s;
   last.bias = c.bias;
@@ -182,15 +186,10 @@ CheckSpec spec(const std::string& variant, const Case& c) {
        << " [seed " << c.seed << "]";
   sp.what = what.str();
   sp.call.variant = variant;
-  sp.call.params = {s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad, c.bias ? 1 : 0};
+  sp.call.params = Sig::params(s, c.bias);
   sp.call.capture = c.capture;
-  const uint64_t n = s.n, ci = s.c_in, h = s.h, w = s.w, co = s.c_out, k = s.k,
-                 ho = s.h_out(), wo = s.w_out();
-  sp.call.buffers = {{"x", protocol::Role::kInput, 4, s.x_count(), {n, ci, h, w}},
-                     {"w", protocol::Role::kInput, 4, s.w_count(), {co, ci, k, k}},
-                     {"bias", protocol::Role::kInput, 4, co, {co}},
-                     {"y", protocol::Role::kOutput, 4, s.y_count(), {n, co, ho, wo}},
-                     {"workspace", protocol::Role::kInOut, 4, c.workspace, {c.workspace}}};
+  sp.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{s, c.workspace});
+  const uint64_t n = s.n, co = s.c_out, ho = s.h_out(), wo = s.w_out();
   const Generated& g = generated(c);
   sp.call.inputs = g.inputs;
   const auto expected = g.expected;
@@ -201,7 +200,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   const std::string shape = s.describe();
   sp.verify = [expected, layout, shape](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
-    return verdict(compare_nchw(observe(outputs[3], labkit::DType::kF32), e.y, e.bound, layout),
+    return verdict(compare_nchw(observe(outputs[Sig::kY], DType::kF32), e.y, e.bound, layout),
                    "y is wrong for " + shape + ": ");
   };
   sp.fault_hint =

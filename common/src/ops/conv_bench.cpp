@@ -9,7 +9,6 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "labkit/compare.hpp"
@@ -20,36 +19,6 @@
 
 namespace labkit::ops::conv {
 namespace {
-
-#define CUDNN_CHECK(expr)                                                                     \
-  do {                                                                                        \
-    const cudnnStatus_t status_ = (expr);                                                     \
-    if (status_ != CUDNN_STATUS_SUCCESS) {                                                    \
-      throw std::runtime_error(std::string(#expr) + " failed: " + cudnnGetErrorString(status_)); \
-    }                                                                                         \
-  } while (0)
-
-// |got - ref| <= bound everywhere (NaN never passes), over the CPU's cores.
-bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
-                const std::vector<double>& bound) {
-  const size_t n = got.size();
-  const size_t threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<char> ok(threads, 1);
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&, t] {
-      for (size_t i = n * t / threads; i < n * (t + 1) / threads; ++i) {
-        const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
-        if (!(err <= bound[i])) {
-          ok[t] = 0;
-          return;
-        }
-      }
-    });
-  }
-  for (auto& th : pool) th.join();
-  return std::all_of(ok.begin(), ok.end(), [](char c) { return c != 0; });
-}
 
 // cuDNN forward convolution, FP32 data and compute, CUDNN_FMA_MATH: FMA kernels only (no
 // tensor cores, no TF32). The algorithm: chosen once per shape by timing cudnnFind's FMA
@@ -92,8 +61,10 @@ class CudnnConv : public bench::Baseline {
 
   // The judge's draw (Source::kConvX, kConvW): the tests' distribution (conv_dist.hpp).
   void prepare(uint64_t seed, cudaStream_t st) override {
-    fill_conv_f32(x_.get(), x_.size(), size_t(s_.h * s_.w), false, protocol::buffer_seed(seed, 0), st);
-    fill_conv_f32(w_.get(), w_.size(), size_t(s_.k * s_.k), true, protocol::buffer_seed(seed, 1), st);
+    fill_conv_f32(x_.get(), x_.size(), size_t(s_.h * s_.w), false,
+                  protocol::buffer_seed(seed, Sig::kX), st);
+    fill_conv_f32(w_.get(), w_.size(), size_t(s_.k * s_.k), true,
+                  protocol::buffer_seed(seed, Sig::kW), st);
   }
 
   void run(cudaStream_t st) override { forward(x_.get(), w_.get(), y_.get(), st); }
@@ -101,18 +72,20 @@ class CudnnConv : public bench::Baseline {
   // The student's y against the same inputs convolved in double on the GPU, with the tests'
   // bound (not cuDNN's float y: its own rounding would have to be allowed for too).
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t st) override {
-    if (outputs.size() < 4 || outputs[3] == nullptr) return false;
+    if (outputs.size() <= Sig::kY || outputs[Sig::kY] == nullptr) return false;
     reference(st);
-    return count_beyond_walk_bound(static_cast<const float*>(outputs[3]), ref_.get(), sq_ref_.get(),
+    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(),
+                                   sq_ref_.get(),
                                    s_.y_count(), conv_bound_scale(s_), st) == 0;
   }
 
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t st) override {
-    if (outputs.size() < 4 || outputs[3].size() != s_.y_count() * sizeof(float)) {
+    if (outputs.size() <= Sig::kY || outputs[Sig::kY].size() != s_.y_count() * sizeof(float)) {
       return "the output y has the wrong size";
     }
+    const Bytes& y = outputs[Sig::kY];
     std::vector<float> got(s_.y_count());
-    std::memcpy(got.data(), outputs[3].data(), outputs[3].size());
+    std::memcpy(got.data(), y.data(), y.size());
     reference(st);
     const std::vector<double> ref = ref_.download(), sq = sq_ref_.download();
     const std::vector<double> bound = conv_bounds(ref, sq, s_);
@@ -120,7 +93,7 @@ class CudnnConv : public bench::Baseline {
     if (all_within(got, ref, bound)) return "";
     const NchwLayout layout{size_t(s_.n), size_t(s_.c_out), size_t(s_.h_out()), size_t(s_.w_out()),
                             size_t((s_.pad + s_.stride - 1) / s_.stride), size_t(s_.stride), "y"};
-    const CompareResult r = compare_nchw(observe(outputs[3], labkit::DType::kF32), ref, bound, layout);
+    const CompareResult r = compare_nchw(observe(y, DType::kF32), ref, bound, layout);
     return r.ok() ? "" : r.report();
   }
 
@@ -225,19 +198,17 @@ bench::Spec benchmark(const std::string& variant, const std::string& label, cons
   s.name = "conv/" + variant + "/" + label;
   s.call.variant = variant;
   const Shape& sh = shape;
-  s.call.params = {sh.n, sh.c_in, sh.h, sh.w, sh.c_out, sh.k, sh.stride, sh.pad, 0};
-  const uint64_t n = sh.n, ci = sh.c_in, h = sh.h, w = sh.w, co = sh.c_out, k = sh.k,
-                 ho = sh.h_out(), wo = sh.w_out();
-  using protocol::Role;
+  s.call.params = Sig::params(sh, false);
   using protocol::Source;
   // The workspace is scratch (in-out): the judge fills it with fresh garbage before every call,
   // off the clock, and never copies it back (it can be gigabytes).
-  s.call.buffers = {
-      {"x", Role::kInput, 4, sh.x_count(), {n, ci, h, w}, Source::kConvX},
-      {"w", Role::kInput, 4, sh.w_count(), {co, ci, k, k}, Source::kConvW},
-      {"bias", Role::kInput, 4, co, {co}, Source::kUniformF32, 0.5, 1.5},  // unused: no bias
-      {"y", Role::kOutput, 4, sh.y_count(), {n, co, ho, wo}},
-      {"workspace", Role::kInOut, 4, workspace, {workspace}}};
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{sh, workspace});
+  s.call.buffers[Sig::kX].source = Source::kConvX;
+  s.call.buffers[Sig::kW].source = Source::kConvW;
+  BufferSpec& bias = s.call.buffers[Sig::kBias];  // unused: no bias
+  bias.source = Source::kUniformF32;
+  bias.lo = 0.5;
+  bias.hi = 1.5;
   s.flop = sh.flop();
   s.bytes = 4.0 * double(sh.x_count() + sh.w_count() + sh.y_count());
   s.counters = {{"workspace_MB", 4.0 * double(workspace) / 1e6}};

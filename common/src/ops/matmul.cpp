@@ -17,11 +17,9 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   s.what = what.str();
   const uint64_t M = c.M, N = c.N, K = c.K;
   s.call.variant = variant;
-  s.call.params = {c.M, c.N, c.K};
+  s.call.params = Sig::params(c.M, c.N, c.K);
   s.call.capture = c.capture;
-  s.call.buffers = {{"A", protocol::Role::kInput, 4, M * K, {M, K}},
-                    {"B", protocol::Role::kInput, 4, K * N, {K, N}},
-                    {"C", protocol::Role::kOutput, 4, M * N, {M, N}}};
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{M, N, K});
   // The inputs stay here, in the judge, for the reference: the worker gets copies.
   auto inputs = std::make_shared<std::vector<std::pair<std::vector<float>, std::vector<float>>>>();
   for (int call = 0; call < c.calls; ++call) {
@@ -33,14 +31,17 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
       return b;
     };
-    s.call.inputs.push_back({as_bytes(inputs->back().first), as_bytes(inputs->back().second), {}});
+    std::vector<Bytes>& in = s.call.inputs.emplace_back(Sig::kCount);
+    in[Sig::kA] = as_bytes(inputs->back().first);
+    in[Sig::kB] = as_bytes(inputs->back().second);
   }
   s.verify = [inputs, c](int call, const std::vector<Bytes>& outputs) {
     const auto& [A, B] = (*inputs)[call];
     std::vector<double> sq_product;
     const std::vector<double> ref = matmul_reference(A, B, c.M, c.N, c.K, nullptr, &sq_product);
-    std::vector<float> raw(outputs[2].size() / sizeof(float));
-    std::memcpy(raw.data(), outputs[2].data(), raw.size() * sizeof(float));
+    const Bytes& C = outputs[Sig::kC];
+    std::vector<float> raw(C.size() / sizeof(float));
+    std::memcpy(raw.data(), C.data(), raw.size() * sizeof(float));
     return verdict(compare_matrix(raw, ref, matmul_walk_bounds(ref, sq_product, c.K), c.M, c.N));
   };
   s.fault_hint =

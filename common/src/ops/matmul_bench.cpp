@@ -2,12 +2,8 @@
 
 #include <cublas_v2.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <thread>
-#include <stdexcept>
 #include <vector>
 
 #include "labkit/compare.hpp"
@@ -16,31 +12,10 @@
 #include "labkit/device_compare.hpp"
 #include "labkit/device_fill.hpp"
 #include "labkit/ops/matmul_reference.hpp"
-#include "labkit/parallel.hpp"
+#include "labkit/ops/matmul_signature.hpp"
 
 namespace labkit::ops::matmul {
 namespace {
-
-#define CUBLAS_CHECK(expr)                                                                      \
-  do {                                                                                          \
-    const cublasStatus_t status_ = (expr);                                                      \
-    if (status_ != CUBLAS_STATUS_SUCCESS) {                                                     \
-      throw std::runtime_error(std::string(#expr) + " failed: " + cublasGetStatusName(status_)); \
-    }                                                                                           \
-  } while (0)
-
-// |got - ref| <= bound everywhere (NaN never passes), over the CPU's cores.
-bool all_within(const std::vector<float>& got, const std::vector<double>& ref,
-                const std::vector<double>& bound) {
-  std::atomic<bool> ok{true};
-  parallel_for(got.size(), size_t{1} << 16, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi && ok.load(std::memory_order_relaxed); ++i) {
-      const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
-      if (!(err <= bound[i])) ok.store(false, std::memory_order_relaxed);
-    }
-  });
-  return ok.load();
-}
 
 // cuBLAS SGEMM (true FP32) is the baseline that is timed. The reference a timed call is checked
 // against is the product of the same inputs in double (DGEMM), with the tests' bound
@@ -57,25 +32,26 @@ class CublasMatmul : public bench::Baseline {
   ~CublasMatmul() override { cublasDestroy(handle_); }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_uniform_f32(A_.get(), A_.size(), protocol::buffer_seed(seed, 0), -1.0f, 1.0f, s);
-    fill_uniform_f32(B_.get(), B_.size(), protocol::buffer_seed(seed, 1), -1.0f, 1.0f, s);
+    fill_uniform_f32(A_.get(), A_.size(), protocol::buffer_seed(seed, Sig::kA), -1.0f, 1.0f, s);
+    fill_uniform_f32(B_.get(), B_.size(), protocol::buffer_seed(seed, Sig::kB), -1.0f, 1.0f, s);
   }
 
   void run(cudaStream_t s) override { sgemm(A_.get(), B_.get(), C_.get(), s); }
 
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
-    if (outputs.size() < 3 || outputs[2] == nullptr) return false;
+    if (outputs.size() <= Sig::kC || outputs[Sig::kC] == nullptr) return false;
     reference(s);
-    return count_beyond_walk_bound(static_cast<const float*>(outputs[2]), ref_.get(), sq_.get(),
+    return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kC]), ref_.get(),
+                                   sq_.get(),
                                    size_t(M_) * N_, matmul_walk_scale(K_), s) == 0;
   }
 
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
     std::vector<float> got(size_t(M_) * N_);
-    if (outputs.size() < 3 || outputs[2].size() != got.size() * sizeof(float)) {
+    if (outputs.size() <= Sig::kC || outputs[Sig::kC].size() != got.size() * sizeof(float)) {
       return "the output C has the wrong size";
     }
-    std::memcpy(got.data(), outputs[2].data(), outputs[2].size());
+    std::memcpy(got.data(), outputs[Sig::kC].data(), outputs[Sig::kC].size());
     reference(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     const std::vector<double> ref = ref_.download(), sq = sq_.download();
@@ -127,11 +103,13 @@ bench::Spec benchmark(const std::string& variant, int M, int N, int K) {
                              : std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K));
   const uint64_t m = M, n = N, k = K;
   s.call.variant = variant;
-  s.call.params = {M, N, K};
-  s.call.buffers = {
-      {"A", protocol::Role::kInput, 4, m * k, {m, k}, protocol::Source::kUniformF32, -1.0, 1.0},
-      {"B", protocol::Role::kInput, 4, k * n, {k, n}, protocol::Source::kUniformF32, -1.0, 1.0},
-      {"C", protocol::Role::kOutput, 4, m * n, {m, n}}};
+  s.call.params = Sig::params(M, N, K);
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{m, n, k});
+  for (const int b : {Sig::kA, Sig::kB}) {
+    s.call.buffers[b].source = protocol::Source::kUniformF32;
+    s.call.buffers[b].lo = -1.0;
+    s.call.buffers[b].hi = 1.0;
+  }
   s.flop = 2.0 * m * n * k;
   s.bytes = 4.0 * (m * k + k * n + m * n);
   s.baseline_name = "cuBLAS SGEMM (FP32)";

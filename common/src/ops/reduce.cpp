@@ -48,12 +48,6 @@ Expected reference(const Bytes& bytes) {
   return e;
 }
 
-}  // namespace
-
-const char* dtype_name(DType d) { return d == DType::kF32 ? "f32" : "i32"; }
-
-namespace {
-
 // Where a device_inputs case's buffers come from: the same distributions as the host's.
 struct Sources {
   protocol::Source in, workspace;
@@ -91,7 +85,7 @@ struct Generated {
   uint64_t seed = 0;
   int calls = 0;
   bool device_inputs = false;
-  std::vector<std::vector<Bytes>> inputs;  // [call]: in, out (empty), workspace garbage
+  std::vector<std::vector<Bytes>> inputs;  // [call][Sig::Buf]: in, workspace garbage
   std::shared_ptr<const std::vector<Expected>> expected;
 };
 
@@ -121,7 +115,7 @@ const Generated& generated(const Case& c) {
       }
       return e;
     }));
-    last.inputs.push_back({{}, {}, {}});
+    last.inputs.emplace_back(Sig::kCount);
   }
   for (int call = 0; !c.device_inputs && call < c.calls; ++call) {
     const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
@@ -142,7 +136,9 @@ const Generated& generated(const Case& c) {
       });
       expected->push_back(reference<int>(in));
     }
-    last.inputs.push_back({std::move(in), {}, std::move(garbage)});
+    std::vector<Bytes>& bufs = last.inputs.emplace_back(Sig::kCount);
+    bufs[Sig::kIn] = std::move(in);
+    bufs[Sig::kWorkspace] = std::move(garbage);
   }
   last.n = c.n;
   last.workspace = c.workspace;
@@ -164,20 +160,18 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   what << " [seed " << c.seed << "]";
   s.what = what.str();
   s.call.variant = variant;
-  s.call.params = {static_cast<int64_t>(c.n), static_cast<int64_t>(c.dtype)};
+  s.call.params = Sig::params(c.n, c.dtype);
   s.call.capture = c.capture;
-  s.call.buffers = {{"in", protocol::Role::kInput, 4, c.n, {c.n}},
-                    {"out", protocol::Role::kOutput, 4, 1, {1}},
-                    {"workspace", protocol::Role::kInOut, 4, c.workspace, {c.workspace}}};
-  s.call.buffers[0].offset = 4 * c.in_offset;
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{c.n, c.workspace, c.dtype});
+  s.call.buffers[Sig::kIn].offset = 4 * c.in_offset;
   if (c.device_inputs) {
     const Sources src = device_sources(c);
-    BufferSpec& in = s.call.buffers[0];
+    BufferSpec& in = s.call.buffers[Sig::kIn];
     in.source = src.in;
     in.seed = src.in_seed;
     in.lo = src.lo;
     in.hi = src.hi;
-    BufferSpec& ws = s.call.buffers[2];
+    BufferSpec& ws = s.call.buffers[Sig::kWorkspace];
     ws.source = src.workspace;
     ws.seed = src.workspace_seed;
     ws.lo = src.workspace_lo;
@@ -195,7 +189,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       // An int holds the sum's low 32 bits (two's complement): all of it up to 2^29 elements
       // of at most 4, the sum modulo 2^32 beyond (what 32-bit additions give, in any order).
       const int64_t wrapped = static_cast<int32_t>(static_cast<uint32_t>(e.int_sum));
-      const CompareResult r = compare_vector_exact(observe(outputs[1], labkit::DType::kI32),
+      const CompareResult r = compare_vector_exact(observe(outputs[Sig::kOut], DType::kI32),
                                                    {wrapped}, layout);
       const std::string modulo = wrapped == e.int_sum ? "" : " (modulo 2^32: the sum " +
                                  std::to_string(e.int_sum) + " does not fit in an int)";
@@ -204,7 +198,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     const double bound =
         kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * e.abs_sum;
     return verdict(
-        compare_vector(observe(outputs[1], labkit::DType::kF32), {e.sum}, {bound}, layout),
+        compare_vector(observe(outputs[Sig::kOut], DType::kF32), {e.sum}, {bound}, layout),
         "the sum of " + std::to_string(n) + " floats is wrong: ");
   };
   s.fault_hint =

@@ -23,7 +23,7 @@ class CubSum : public bench::Baseline {
   }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_reduce_f32(in_.get(), n_, protocol::buffer_seed(seed, 0), s);
+    fill_reduce_f32(in_.get(), n_, protocol::buffer_seed(seed, Sig::kIn), s);
   }
 
   void run(cudaStream_t s) override {
@@ -32,11 +32,13 @@ class CubSum : public bench::Baseline {
 
   // The student's sum against this call's inputs summed in double, with the tests' bound.
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
-    if (outputs.size() < 2 || outputs[1].size() != sizeof(float)) return "out has the wrong size";
+    if (outputs.size() <= Sig::kOut || outputs[Sig::kOut].size() != sizeof(float)) {
+      return "out has the wrong size";
+    }
     const SumAbs ref = sum_abs_f64(in_.get(), n_, s);
     const double bound = kReduceBoundC * std::sqrt(static_cast<double>(n_)) *
                          std::ldexp(1.0, -24) * ref.abs_sum;
-    const CompareResult r = compare_vector(observe(outputs[1], labkit::DType::kF32), {ref.sum},
+    const CompareResult r = compare_vector(observe(outputs[Sig::kOut], DType::kF32), {ref.sum},
                                            {bound}, VectorLayout{1, 1, {}, "out"});
     return r.ok() ? "" : r.report();
   }
@@ -54,17 +56,18 @@ bench::Spec benchmark(const std::string& variant, size_t n, size_t workspace) {
   bench::Spec s;
   s.name = "reduce/" + variant + "/" + std::to_string(n);
   s.call.variant = variant;
-  s.call.params = {static_cast<int64_t>(n), static_cast<int64_t>(DType::kF32)};
+  s.call.params = Sig::params(n, DType::kF32);
   // Garbage in the workspace, once: the launcher may not rely on its contents anyway.
   std::vector<float> garbage(workspace);
   for (size_t i = 0; i < workspace; ++i) garbage[i] = 100.0f + static_cast<float>(i % 997);
   Bytes garbage_bytes(workspace * sizeof(float));
   std::memcpy(garbage_bytes.data(), garbage.data(), garbage_bytes.size());
-  s.call.buffers = {
-      {"in", protocol::Role::kInput, 4, n, {n}, protocol::Source::kReduceF32, 0, 0},
-      {"out", protocol::Role::kOutput, 4, 1, {1}},
-      {"workspace", protocol::Role::kInOut, 4, workspace, {workspace}}};
-  s.call.inputs = {{{}, {}, std::move(garbage_bytes)}};
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{n, workspace, DType::kF32});
+  BufferSpec& in = s.call.buffers[Sig::kIn];
+  in.source = protocol::Source::kReduceF32;
+  in.lo = in.hi = 0;
+  s.call.inputs.emplace_back(Sig::kCount);
+  s.call.inputs[0][Sig::kWorkspace] = std::move(garbage_bytes);
   s.flop = static_cast<double>(n);
   s.bytes = 4.0 * static_cast<double>(n);
   s.baseline_name = "CUB DeviceReduce::Sum";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "labkit/compare.hpp"
@@ -66,20 +67,20 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
        << ", drawn on the GPU) [seed " << c.seed << "]";
   s.what = what.str();
   s.call.variant = variant;
-  s.call.params = {d.rows, d.cols, d.nnz};
+  s.call.params = Sig::params(d.rows, d.cols, d.nnz);
   s.call.capture = c.capture;
-  const size_t ws_words = (c.workspace_bytes + 3) / 4;
-  using protocol::Role;
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{rows, cols, nnz, c.workspace_bytes});
   using protocol::Source;
-  s.call.buffers = {{"row_ptr", Role::kInput, 4, rows + 1, {rows + 1}, Source::kRowPtrEven, 0,
-                     static_cast<double>(nnz)},
-                    {"col_idx", Role::kInput, 4, nnz, {nnz}, Source::kUniformI32, 0,
-                     static_cast<double>(d.cols - 1)},
-                    {"values", Role::kInput, 4, nnz, {nnz}, Source::kUniformF32, kValueLo, kValueHi},
-                    {"x", Role::kInput, 4, cols, {cols}, Source::kSpmvX, kXLo, kXHi},
-                    {"y", Role::kOutput, 4, rows, {rows}},
-                    {"workspace", Role::kInOut, 4, ws_words, {ws_words}, Source::kUniformF32,
-                     100.0, 1000.0}};
+  auto draw = [&](int b, Source source, double lo, double hi) {
+    s.call.buffers[b].source = source;
+    s.call.buffers[b].lo = lo;
+    s.call.buffers[b].hi = hi;
+  };
+  draw(Sig::kRowPtr, Source::kRowPtrEven, 0, static_cast<double>(nnz));
+  draw(Sig::kColIdx, Source::kUniformI32, 0, static_cast<double>(d.cols - 1));
+  draw(Sig::kValues, Source::kUniformF32, kValueLo, kValueHi);
+  draw(Sig::kX, Source::kSpmvX, kXLo, kXHi);
+  draw(Sig::kWorkspace, Source::kUniformF32, 100.0, 1000.0);
   for (uint32_t b = 0; b < s.call.buffers.size(); ++b) {
     s.call.buffers[b].seed = mix_seed(c.seed, 0xD3u + b);
   }
@@ -102,16 +103,19 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
   if (!reuse) last.reset();  // free the previous reference first
   auto expected = reuse ? last : std::make_shared<std::vector<Expected>>();
   for (int call = 0; call < c.calls; ++call) {
-    s.call.inputs.push_back({{}, {}, {}, {}, {}, {}});
+    s.call.inputs.emplace_back(Sig::kCount);
     if (reuse) continue;
     expected->push_back(with_gpu_memory([&] {
       DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
       DeviceBuffer<float> values(nnz), x(cols);
       DeviceBuffer<double> ref(rows), abs_ref(rows);
-      void* bufs[4] = {row_ptr.get(), col_idx.get(), values.get(), x.get()};
-      for (uint32_t b = 0; b < 4; ++b) {
+      const std::pair<int, void*> inputs[] = {{Sig::kRowPtr, row_ptr.get()},
+                                              {Sig::kColIdx, col_idx.get()},
+                                              {Sig::kValues, values.get()},
+                                              {Sig::kX, x.get()}};
+      for (const auto& [b, ptr] : inputs) {
         const BufferSpec& spec = s.call.buffers[b];
-        fill_source(bufs[b], spec.source, spec.count,
+        fill_source(ptr, spec.source, spec.count,
                     protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo, spec.hi,
                     nullptr);
       }
@@ -139,7 +143,7 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
     layout.segment = 256;
     layout.name = "y";
     layout.group = [d](size_t r) { return length_class(even_row_length(d, static_cast<int64_t>(r))); };
-    return verdict(compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout),
+    return verdict(compare_vector(observe(outputs[Sig::kY], DType::kF32), e.ref, e.bound, layout),
                    "y = A x is wrong on " + name + " (y[i] is row i): ");
   };
   s.fault_hint =
@@ -165,15 +169,10 @@ CheckSpec spec(const std::string& variant, const Case& c) {
        << ") [seed " << c.seed << "]";
   s.what = what.str();
   s.call.variant = variant;
-  s.call.params = {m->rows, m->cols, static_cast<int64_t>(nnz)};
+  s.call.params = Sig::params(m->rows, m->cols, static_cast<int64_t>(nnz));
   s.call.capture = c.capture;
-  const size_t ws_words = (c.workspace_bytes + 3) / 4;
-  s.call.buffers = {{"row_ptr", protocol::Role::kInput, 4, rows + 1, {rows + 1}},
-                    {"col_idx", protocol::Role::kInput, 4, nnz, {nnz}},
-                    {"values", protocol::Role::kInput, 4, nnz, {nnz}},
-                    {"x", protocol::Role::kInput, 4, cols, {cols}},
-                    {"y", protocol::Role::kOutput, 4, rows, {rows}},
-                    {"workspace", protocol::Role::kInOut, 4, ws_words, {ws_words}}};
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{rows, cols, nnz, c.workspace_bytes});
+  const size_t ws_words = s.call.buffers[Sig::kWorkspace].count;
   const Bytes row_ptr = to_bytes(m->row_ptr), col_idx = to_bytes(m->col_idx);
   auto expected = std::make_shared<std::vector<Expected>>();
   for (int call = 0; call < c.calls; ++call) {
@@ -204,7 +203,12 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       }
     });
     expected->push_back(std::move(e));
-    s.call.inputs.push_back({row_ptr, col_idx, to_bytes(values), to_bytes(x), {}, to_bytes(garbage)});
+    std::vector<Bytes>& in = s.call.inputs.emplace_back(Sig::kCount);
+    in[Sig::kRowPtr] = row_ptr;
+    in[Sig::kColIdx] = col_idx;
+    in[Sig::kValues] = to_bytes(values);
+    in[Sig::kX] = to_bytes(x);
+    in[Sig::kWorkspace] = to_bytes(garbage);
   }
   const std::string name = c.name;
   s.verify = [expected, m, name](int call, const std::vector<Bytes>& outputs) {
@@ -214,7 +218,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     layout.segment = 256;
     layout.name = "y";
     layout.group = [m](size_t r) { return length_class(m->row_length(static_cast<int32_t>(r))); };
-    return verdict(compare_vector(observe(outputs[4], labkit::DType::kF32), e.ref, e.bound, layout),
+    return verdict(compare_vector(observe(outputs[Sig::kY], DType::kF32), e.ref, e.bound, layout),
                    "y = A x is wrong on " + name +
                        " (y[i] is row i; empty rows must be exactly 0): ");
   };

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
@@ -18,18 +17,6 @@
 
 namespace labkit::ops::spmv {
 namespace {
-
-void cusparse_check(cusparseStatus_t status, const char* expr, int line) {
-  if (status == CUSPARSE_STATUS_SUCCESS) return;
-  std::ostringstream os;
-  os << "cuSPARSE: " << expr << " failed: " << cusparseGetErrorString(status) << " (spmv_bench.cu:"
-     << line << ")";
-  throw std::runtime_error(os.str());
-}
-#define CUSPARSE_CHECK(expr) cusparse_check((expr), #expr, __LINE__)
-
-// Buffer indices, as in spmv_worker.hpp.
-constexpr uint32_t kValues = 2, kX = 3, kY = 4;
 
 // cusparseSpMV (CSR, FP32, 32-bit indices, the default algorithm) on the benchmark's matrix.
 class CusparseSpmv : public bench::Baseline {
@@ -71,17 +58,19 @@ class CusparseSpmv : public bench::Baseline {
 
   void prepare(uint64_t seed, cudaStream_t s) override {
     if (nnz_ > 0) {
-      fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, kValues), kValueLo, kValueHi, s);
+      fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, Sig::kValues), kValueLo,
+                       kValueHi, s);
     }
-    fill_spmv_x(x_.get(), x_.size(), protocol::buffer_seed(seed, kX), kXLo, kXHi, s);
+    fill_spmv_x(x_.get(), x_.size(), protocol::buffer_seed(seed, Sig::kX), kXLo, kXHi, s);
   }
 
   void run(cudaStream_t s) override { multiply(a_, x_vec_, y_vec_, s); }
 
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
-    if (outputs.size() <= kY || outputs[kY] == nullptr) return false;
+    if (outputs.size() <= Sig::kY || outputs[Sig::kY] == nullptr) return false;
     reference(s);
-    return count_beyond_row_bound(static_cast<const float*>(outputs[kY]), ref_.get(), abs_ref_.get(),
+    return count_beyond_row_bound(static_cast<const float*>(outputs[Sig::kY]), ref_.get(),
+                                  abs_ref_.get(),
                                   row_ptr_.get(), static_cast<size_t>(m_->rows), kSpmvBoundC,
                                   kSpmvWalkC, s) == 0;
   }
@@ -89,7 +78,9 @@ class CusparseSpmv : public bench::Baseline {
   // The student's y against this call's values and x multiplied in double, with the tests'
   // bound (not cuSPARSE's float y: its own rounding would have to be allowed for too).
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
-    if (outputs.size() <= kY || outputs[kY].size() != y_.bytes()) return "y has the wrong size";
+    if (outputs.size() <= Sig::kY || outputs[Sig::kY].size() != y_.bytes()) {
+      return "y has the wrong size";
+    }
     const size_t rows = static_cast<size_t>(m_->rows);
     reference(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
@@ -105,7 +96,8 @@ class CusparseSpmv : public bench::Baseline {
     layout.name = "y";
     const auto m = m_;
     layout.group = [m](size_t r) { return length_class(m->row_length(static_cast<int32_t>(r))); };
-    const CompareResult r = compare_vector(observe(outputs[kY], labkit::DType::kF32), ref, bound, layout);
+    const CompareResult r =
+        compare_vector(observe(outputs[Sig::kY], DType::kF32), ref, bound, layout);
     return r.ok() ? "" : "y differs from A x (computed in double): " + r.report();
   }
 
@@ -159,21 +151,26 @@ bench::Spec benchmark(const std::string& variant, const std::string& matrix_name
   s.call.variant = variant;
   const size_t rows = static_cast<size_t>(matrix->rows), cols = static_cast<size_t>(matrix->cols),
                nnz = static_cast<size_t>(matrix->nnz());
-  s.call.params = {matrix->rows, matrix->cols, static_cast<int64_t>(nnz)};
-  const size_t ws_words = (workspace_bytes + 3) / 4;
-  s.call.buffers = {
-      {"row_ptr", protocol::Role::kInput, 4, rows + 1, {rows + 1}},
-      {"col_idx", protocol::Role::kInput, 4, nnz, {nnz}},
-      {"values", protocol::Role::kInput, 4, nnz, {nnz}, protocol::Source::kUniformF32, kValueLo, kValueHi},
-      {"x", protocol::Role::kInput, 4, cols, {cols}, protocol::Source::kSpmvX, kXLo, kXHi},
-      {"y", protocol::Role::kOutput, 4, rows, {rows}},
-      {"workspace", protocol::Role::kInOut, 4, ws_words, {ws_words}}};
+  s.call.params = Sig::params(matrix->rows, matrix->cols, static_cast<int64_t>(nnz));
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{rows, cols, nnz, workspace_bytes});
+  BufferSpec& values = s.call.buffers[Sig::kValues];
+  values.source = protocol::Source::kUniformF32;
+  values.lo = kValueLo;
+  values.hi = kValueHi;
+  BufferSpec& x = s.call.buffers[Sig::kX];
+  x.source = protocol::Source::kSpmvX;
+  x.lo = kXLo;
+  x.hi = kXHi;
+  const size_t ws_words = s.call.buffers[Sig::kWorkspace].count;
   s.make_inputs = [matrix, ws_words] {
     // Garbage in the workspace, once: the launcher may not rely on its contents anyway.
     std::vector<float> garbage(ws_words);
     for (size_t i = 0; i < ws_words; ++i) garbage[i] = 100.0f + static_cast<float>(i % 997);
-    return std::vector<std::vector<Bytes>>{
-        {to_bytes(matrix->row_ptr), to_bytes(matrix->col_idx), {}, {}, {}, to_bytes(garbage)}};
+    std::vector<std::vector<Bytes>> inputs(1, std::vector<Bytes>(Sig::kCount));
+    inputs[0][Sig::kRowPtr] = to_bytes(matrix->row_ptr);
+    inputs[0][Sig::kColIdx] = to_bytes(matrix->col_idx);
+    inputs[0][Sig::kWorkspace] = to_bytes(garbage);
+    return inputs;
   };
   s.flop = 2.0 * static_cast<double>(nnz);
   s.bytes = min_bytes(*matrix);

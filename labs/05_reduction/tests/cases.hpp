@@ -11,11 +11,6 @@
 #include "labkit/worker.hpp"
 #include "reduce.h"
 
-namespace labkit::ops::reduce {
-// How GoogleTest prints a test's dtype parameter.
-inline void PrintTo(DType d, std::ostream* os) { *os << dtype_name(d); }
-}  // namespace labkit::ops::reduce
-
 namespace lab05 {
 
 namespace rd = labkit::ops::reduce;

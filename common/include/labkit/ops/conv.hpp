@@ -23,7 +23,7 @@
 // scales, x with an offset of random sign and a shift per (image, channel), w nearly zero-mean
 // (a |ref|-relative bound widens with a mean), a bias the size of one term, and two planted
 // values in x and in w far larger than the rest. The workspace holds fresh garbage before every
-// call.
+// call. The buffers, and the Shape, are declared once, in conv_signature.hpp.
 #pragma once
 
 #include <cstddef>
@@ -34,27 +34,11 @@
 #include <gtest/gtest.h>
 
 #include "labkit/check.hpp"
+#include "labkit/ops/conv_signature.hpp"
 
 namespace labkit::ops::conv {
 
 inline constexpr double kConvBoundC = 6.0;
-
-// The family's own copy of a lab's shape struct (the judge never includes student code).
-struct Shape {
-  int64_t n = 1, c_in = 1, h = 1, w = 1;  // input N x C_in x H x W
-  int64_t c_out = 1, k = 1;               // filter C_out x C_in x K x K
-  int64_t stride = 1, pad = 0;
-  int64_t h_out() const { return (h + 2 * pad - k) / stride + 1; }
-  int64_t w_out() const { return (w + 2 * pad - k) / stride + 1; }
-  uint64_t x_count() const { return uint64_t(n * c_in * h * w); }
-  uint64_t w_count() const { return uint64_t(c_out * c_in * k * k); }
-  uint64_t y_count() const { return uint64_t(n * c_out * h_out() * w_out()); }
-  double flop() const { return 2.0 * double(y_count()) * double(c_in * k * k); }
-  // "N=2 C_in=3 9x11 -> C_out=5 K=3 S=2 P=1 (out 5x6)"
-  std::string describe() const;
-  // Throws std::invalid_argument unless every size is >= 1, pad >= 0 and K <= H + 2P, W + 2P.
-  void validate() const;
-};
 
 struct Case {
   Shape shape;

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/ops/conv_signature.hpp"
 #include "labkit/worker.hpp"
 
 namespace labkit::ops::conv {
@@ -28,22 +29,23 @@ using Launcher = void (*)(const float* x, const float* w, const float* bias, flo
 // the GEMM (conv_gemm_stub.cpp: no cuBLAS there) it does nothing.
 void gemm_setup() noexcept;
 
-// Buffers: 0 = x, 1 = w, 2 = bias (C_out values, always allocated), 3 = y, 4 = workspace.
-// Parameters: n, c_in, h, w, c_out, k, stride, pad, has_bias (0: the launcher gets nullptr).
+// Buffers and parameters as the family's signature declares them (conv_signature.hpp); the
+// bias buffer is always allocated, and the launcher gets nullptr when has_bias is 0.
 template <typename Shape>
 void invoke(Launcher<Shape> fn, const worker::Call& call) {
+  using P = Sig::Param;
   Shape s{};
-  s.n = static_cast<int>(call.param(0));
-  s.c_in = static_cast<int>(call.param(1));
-  s.h = static_cast<int>(call.param(2));
-  s.w = static_cast<int>(call.param(3));
-  s.c_out = static_cast<int>(call.param(4));
-  s.k = static_cast<int>(call.param(5));
-  s.stride = static_cast<int>(call.param(6));
-  s.pad = static_cast<int>(call.param(7));
-  const float* bias = call.param(8) != 0 ? call.buffer<const float>(2) : nullptr;
-  fn(call.buffer<const float>(0), call.buffer<const float>(1), bias, call.buffer<float>(3), s,
-     call.buffer<float>(4), call.stream);
+  s.n = static_cast<int>(call.param(P::kN));
+  s.c_in = static_cast<int>(call.param(P::kCIn));
+  s.h = static_cast<int>(call.param(P::kH));
+  s.w = static_cast<int>(call.param(P::kW));
+  s.c_out = static_cast<int>(call.param(P::kCOut));
+  s.k = static_cast<int>(call.param(P::kK));
+  s.stride = static_cast<int>(call.param(P::kStride));
+  s.pad = static_cast<int>(call.param(P::kPad));
+  const float* bias = call.param(P::kHasBias) != 0 ? call.buffer<const float>(Sig::kBias) : nullptr;
+  fn(call.buffer<const float>(Sig::kX), call.buffer<const float>(Sig::kW), bias,
+     call.buffer<float>(Sig::kY), s, call.buffer<float>(Sig::kWorkspace), call.stream);
 }
 
 template <typename Shape>

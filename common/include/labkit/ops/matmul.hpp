@@ -1,6 +1,7 @@
 // The matmul op family, judge side (labs 01-04): C[M x N] = A[M x K] * B[K x N], row-major
 // float32. A lab's tests pick shapes and seeds; this file knows the buffers, the inputs, the
-// double-precision reference, the error bound and the row/column/tile "where" map.
+// double-precision reference, the error bound and the row/column/tile "where" map; its buffers
+// are declared once, in matmul_signature.hpp.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 
 #include "labkit/check.hpp"
 #include "labkit/ops/matmul_reference.hpp"
+#include "labkit/ops/matmul_signature.hpp"
 
 namespace labkit::ops::matmul {
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/ops/matmul_signature.hpp"
 #include "labkit/worker.hpp"
 
 namespace labkit::ops::matmul {
@@ -14,11 +15,12 @@ namespace labkit::ops::matmul {
 using Launcher = void (*)(const float* A, const float* B, float* C, int M, int N, int K,
                           cudaStream_t stream);
 
-// Buffers: 0 = A, 1 = B, 2 = C. Parameters: M, N, K.
+// Buffers and parameters as the family's signature declares them (matmul_signature.hpp).
 inline void invoke(Launcher fn, const worker::Call& call) {
-  fn(call.buffer<const float>(0), call.buffer<const float>(1), call.buffer<float>(2),
-     static_cast<int>(call.param(0)), static_cast<int>(call.param(1)),
-     static_cast<int>(call.param(2)), call.stream);
+  fn(call.buffer<const float>(Sig::kA), call.buffer<const float>(Sig::kB),
+     call.buffer<float>(Sig::kC), static_cast<int>(call.param(Sig::Param::kM)),
+     static_cast<int>(call.param(Sig::Param::kN)), static_cast<int>(call.param(Sig::Param::kK)),
+     call.stream);
 }
 
 inline std::vector<worker::Variant> bind(std::initializer_list<std::pair<const char*, Launcher>> t) {

@@ -6,7 +6,7 @@
 // with garbage before every call (a kernel that relies on its contents is wrong). Int sums must
 // be exact (modulo 2^32, two's complement, once n is large enough that the sum leaves the int
 // range: past 2^29 elements); float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of
-// the double reference, in tests and benchmarks alike.
+// the double reference, in tests and benchmarks alike. Its buffers: reduce_signature.hpp.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +15,15 @@
 #include <gtest/gtest.h>
 
 #include "labkit/check.hpp"
+#include "labkit/dtype.hpp"
 #include "labkit/ops/reduce_dist.hpp"
+#include "labkit/ops/reduce_signature.hpp"
 
 namespace labkit::ops::reduce {
 
-enum class DType { kF32 = 0, kI32 = 1 };
-const char* dtype_name(DType d);  // "f32", "i32"
-
+// The element type: kF32 or kI32 (labkit/dtype.hpp), "f32" or "i32" in test names.
+using DType = labkit::DType;
+using labkit::dtype_name;
 
 struct Case {
   size_t n = 1;

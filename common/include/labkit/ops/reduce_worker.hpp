@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/ops/reduce_signature.hpp"
 #include "labkit/worker.hpp"
 
 namespace labkit::ops::reduce {
@@ -21,13 +22,15 @@ struct Pair {
   Launcher<int> i32;
 };
 
-// Buffers: 0 = in, 1 = out (one element), 2 = workspace. Parameters: n, dtype (0 f32, 1 i32).
+// Buffers and parameters as the family's signature declares them (reduce_signature.hpp).
 inline void invoke(Pair fn, const worker::Call& call) {
-  const size_t n = static_cast<size_t>(call.param(0));
-  if (call.param(1) == 0) {
-    fn.f32(call.buffer<const float>(0), call.buffer<float>(1), n, call.buffer<float>(2), call.stream);
+  const size_t n = static_cast<size_t>(call.param(Sig::Param::kN));
+  if (call.param(Sig::Param::kDType) == Sig::kF32Param) {
+    fn.f32(call.buffer<const float>(Sig::kIn), call.buffer<float>(Sig::kOut), n,
+           call.buffer<float>(Sig::kWorkspace), call.stream);
   } else {
-    fn.i32(call.buffer<const int>(0), call.buffer<int>(1), n, call.buffer<int>(2), call.stream);
+    fn.i32(call.buffer<const int>(Sig::kIn), call.buffer<int>(Sig::kOut), n,
+           call.buffer<int>(Sig::kWorkspace), call.stream);
   }
 }
 

@@ -1,4 +1,5 @@
-// The spmv op family, judge side (lab 06): y = A x, A a CSR matrix (spmv_matrix.hpp).
+// The spmv op family, judge side (lab 06): y = A x, A a CSR matrix (spmv_matrix.hpp); its
+// buffers are declared once, in spmv_signature.hpp.
 //
 // The matrix's pattern (row_ptr, col_idx) comes from the Case; its values and x are drawn
 // fresh for every call from the seed: values uniform in [-1, 2), x uniform in [-0.5, 1.5)
@@ -27,6 +28,7 @@
 
 #include "labkit/check.hpp"
 #include "labkit/ops/spmv_matrix.hpp"
+#include "labkit/ops/spmv_signature.hpp"
 
 namespace labkit::ops::spmv {
 

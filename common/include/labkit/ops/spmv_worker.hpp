@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/ops/spmv_signature.hpp"
 #include "labkit/worker.hpp"
 
 namespace labkit::ops::spmv {
@@ -16,13 +17,14 @@ using Launcher = void (*)(int rows, int cols, int nnz, const int* row_ptr, const
                           const float* values, const float* x, float* y, void* workspace,
                           cudaStream_t stream);
 
-// Buffers: 0 = row_ptr (rows + 1), 1 = col_idx (nnz), 2 = values (nnz), 3 = x (cols),
-// 4 = y (rows), 5 = workspace. Parameters: rows, cols, nnz.
+// Buffers and parameters as the family's signature declares them (spmv_signature.hpp).
 inline void invoke(Launcher fn, const worker::Call& call) {
-  fn(static_cast<int>(call.param(0)), static_cast<int>(call.param(1)),
-     static_cast<int>(call.param(2)), call.buffer<const int>(0), call.buffer<const int>(1),
-     call.buffer<const float>(2), call.buffer<const float>(3), call.buffer<float>(4),
-     call.buffer<void>(5), call.stream);
+  fn(static_cast<int>(call.param(Sig::Param::kRows)),
+     static_cast<int>(call.param(Sig::Param::kCols)),
+     static_cast<int>(call.param(Sig::Param::kNnz)), call.buffer<const int>(Sig::kRowPtr),
+     call.buffer<const int>(Sig::kColIdx), call.buffer<const float>(Sig::kValues),
+     call.buffer<const float>(Sig::kX), call.buffer<float>(Sig::kY),
+     call.buffer<void>(Sig::kWorkspace), call.stream);
 }
 
 inline std::vector<worker::Variant> bind(std::initializer_list<std::pair<const char*, Launcher>> t) {

@@ -1,0 +1,358 @@
+// Each op family's signature (labkit/ops/<family>_signature.hpp) against what it must agree
+// with, written out here independently of it: the launcher's arguments in their order, and each
+// buffer's name, role, element size and dims for a few shapes. Three checks per family:
+//   - the table itself: one row per buffer, in the launcher's order, names unique;
+//   - the judge's spec() and the benchmark's Spec: the same buffers, sized as the shape says;
+//   - the worker's invoke, called on a fake call whose buffer b points at tag b: each launcher
+//     argument gets the buffer the judge names so, and the parameters the case says.
+// A table row moved (with its enum value or without), a size written wrong, or a worker that
+// passes a buffer by another index fails here, without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "labkit/bench.hpp"
+#include "labkit/judge.hpp"
+#include "labkit/ops/conv.hpp"
+#include "labkit/ops/conv_worker.hpp"
+#include "labkit/ops/matmul.hpp"
+#include "labkit/ops/matmul_bench.hpp"
+#include "labkit/ops/matmul_worker.hpp"
+#include "labkit/ops/reduce.hpp"
+#include "labkit/ops/reduce_bench.hpp"
+#include "labkit/ops/reduce_worker.hpp"
+#include "labkit/ops/spmv.hpp"
+#include "labkit/ops/spmv_bench.hpp"
+#include "labkit/ops/spmv_worker.hpp"
+#if LABKIT_HAVE_CONV_BENCH
+#include "labkit/ops/conv_bench.hpp"
+#endif
+
+namespace labkit {
+namespace {
+
+using protocol::Role;
+
+// What a buffer must be, written out by hand from the launcher's declaration.
+struct Expected {
+  std::string name;
+  Role role;
+  uint32_t elem_size;
+  Dims dims;
+};
+
+uint64_t product(const Dims& dims) {
+  uint64_t n = 1;
+  for (uint64_t d : dims) n *= d;
+  return n;
+}
+
+// The table: its rows are `want`'s buffers in order, each with the size `want` gives it for
+// `sizes`, and no two names alike.
+template <typename Sizes, size_t N>
+void expect_table(const BufDecl<Sizes> (&table)[N], const Sizes& sizes,
+                  const std::vector<Expected>& want) {
+  ASSERT_EQ(N, want.size()) << "rows in the table";
+  std::set<std::string> names;
+  for (size_t b = 0; b < N; ++b) {
+    const BufDecl<Sizes>& row = table[b];
+    EXPECT_EQ(row.index, static_cast<int>(b));
+    EXPECT_EQ(row.name, want[b].name) << "row " << b;
+    EXPECT_EQ(row.role, want[b].role) << want[b].name;
+    EXPECT_EQ(elem_size(row.type(sizes)), want[b].elem_size) << want[b].name;
+    EXPECT_EQ(row.dims(sizes), want[b].dims) << want[b].name;
+    EXPECT_EQ(row.count(sizes), product(want[b].dims)) << want[b].name;
+    EXPECT_TRUE(names.insert(row.name).second) << "two buffers named " << row.name;
+  }
+  EXPECT_TRUE(signature_ok(table, static_cast<int>(N)));
+}
+
+// The buffers of a judge's call (a test's spec or a benchmark's Spec) are `want`'s.
+void expect_buffers(const OpCall& call, const std::vector<Expected>& want,
+                    const std::string& what) {
+  ASSERT_EQ(call.buffers.size(), want.size()) << what;
+  for (size_t b = 0; b < want.size(); ++b) {
+    const BufferSpec& got = call.buffers[b];
+    EXPECT_EQ(got.name, want[b].name) << what << ", buffer " << b;
+    EXPECT_EQ(got.role, want[b].role) << what << ", " << want[b].name;
+    EXPECT_EQ(got.elem_size, want[b].elem_size) << what << ", " << want[b].name;
+    EXPECT_EQ(got.dims, want[b].dims) << what << ", " << want[b].name;
+    EXPECT_EQ(got.count, product(want[b].dims)) << what << ", " << want[b].name;
+  }
+  for (size_t c = 0; c < call.inputs.size(); ++c) {
+    ASSERT_EQ(call.inputs[c].size(), want.size()) << what << ", call " << c << "'s inputs";
+    for (size_t b = 0; b < want.size(); ++b) {
+      const size_t bytes = call.inputs[c][b].size();
+      if (want[b].role == Role::kOutput) {
+        EXPECT_EQ(bytes, 0u) << what << ": an input for the output " << want[b].name;
+      } else if (bytes != 0) {  // empty: drawn on the device, or garbage the judge writes
+        EXPECT_EQ(bytes, product(want[b].dims) * want[b].elem_size) << what << ", " << want[b].name;
+      }
+    }
+  }
+}
+
+// A benchmark's call, with its constant inputs made (bench::Spec::make_inputs) where it makes
+// them only when it runs.
+OpCall bench_call(const bench::Spec& spec) {
+  OpCall call = spec.call;
+  if (spec.make_inputs) call.inputs = spec.make_inputs();
+  return call;
+}
+
+// ---------------------------------------------------------- the worker's side, faked
+
+// A call as the worker would make it: buffer b at &tags[b], the judge's parameters.
+struct FakeCall {
+  std::vector<char> tags;
+  std::vector<void*> pointers;
+  std::vector<int64_t> params;
+  explicit FakeCall(const OpCall& op) : tags(op.buffers.size()), params(op.params) {
+    for (char& t : tags) pointers.push_back(&t);
+  }
+  worker::Call call() const {
+    worker::Call c;
+    c.params = params.data();
+    c.n_params = static_cast<int>(params.size());
+    c.buffers = pointers.data();
+    c.n_buffers = static_cast<int>(pointers.size());
+    return c;
+  }
+  // The name the judge gives the buffer a launcher argument points at ("" for none).
+  std::string name_of(const void* p, const OpCall& op) const {
+    for (size_t b = 0; b < tags.size(); ++b) {
+      if (p == &tags[b]) return op.buffers[b].name;
+    }
+    return p == nullptr ? "nullptr" : "?";
+  }
+};
+
+// What the fake launchers were called with: their arguments, by the launcher's names.
+std::vector<std::pair<std::string, const void*>> g_pointers;
+std::vector<int64_t> g_ints;
+std::string g_instantiation;
+
+void clear() {
+  g_pointers.clear();
+  g_ints.clear();
+  g_instantiation.clear();
+}
+
+// The worker's invoke on a fake call of `op`: each launcher argument points at the buffer of its
+// name, but `null_arg`, which must be nullptr.
+template <typename Fn>
+void expect_invoke(void (*invoke)(Fn, const worker::Call&), Fn fn, const OpCall& op,
+                   const std::string& what, const std::string& null_arg = "") {
+  clear();
+  const FakeCall fake(op);
+  invoke(fn, fake.call());
+  ASSERT_FALSE(g_pointers.empty()) << what << ": the launcher was not called";
+  for (const auto& [arg, p] : g_pointers) {
+    const std::string want = arg == null_arg ? "nullptr" : arg;
+    EXPECT_EQ(fake.name_of(p, op), want) << what << ": the launcher's argument " << arg;
+  }
+}
+
+// ---------------------------------------------------------------------------------- matmul
+
+std::vector<Expected> matmul_buffers(uint64_t M, uint64_t N, uint64_t K) {
+  return {{"A", Role::kInput, 4, {M, K}}, {"B", Role::kInput, 4, {K, N}},
+          {"C", Role::kOutput, 4, {M, N}}};
+}
+
+void matmul_fake(const float* A, const float* B, float* C, int M, int N, int K, cudaStream_t) {
+  g_pointers = {{"A", A}, {"B", B}, {"C", C}};
+  g_ints = {M, N, K};
+}
+
+TEST(Signature, MatmulBuffersAndLauncher) {
+  namespace mm = ops::matmul;
+  for (auto [M, N, K] : {std::tuple{1, 1, 1}, {127, 129, 33}, {64, 32, 200}}) {
+    const std::string what = "matmul " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+                             std::to_string(K);
+    const std::vector<Expected> want = matmul_buffers(M, N, K);
+    expect_table(mm::Sig::kBufs, mm::Sig::Sizes{uint64_t(M), uint64_t(N), uint64_t(K)}, want);
+    mm::Case c;
+    c.M = M;
+    c.N = N;
+    c.K = K;
+    c.calls = 2;
+    const CheckSpec s = mm::spec("v", c);
+    expect_buffers(s.call, want, what + " spec");
+    expect_buffers(bench_call(mm::benchmark("v", M, N, K)), want, what + " benchmark");
+    expect_invoke(&mm::invoke, &matmul_fake, s.call, what);
+    EXPECT_EQ(g_ints, (std::vector<int64_t>{M, N, K})) << what << ": M, N, K";
+  }
+}
+
+// ---------------------------------------------------------------------------------- reduce
+
+std::vector<Expected> reduce_buffers(uint64_t n, uint64_t workspace) {
+  return {{"in", Role::kInput, 4, {n}}, {"out", Role::kOutput, 4, {1}},
+          {"workspace", Role::kInOut, 4, {workspace}}};
+}
+
+template <typename T>
+void reduce_fake(const T* in, T* out, size_t n, T* workspace, cudaStream_t) {
+  g_pointers = {{"in", in}, {"out", out}, {"workspace", workspace}};
+  g_ints = {static_cast<int64_t>(n)};
+  g_instantiation = std::is_same_v<T, float> ? "f32" : std::is_same_v<T, int> ? "i32" : "?";
+}
+
+TEST(Signature, ReduceBuffersAndLauncher) {
+  namespace rd = ops::reduce;
+  for (size_t n : {size_t{1}, size_t{1025}, size_t{100003}}) {
+    const size_t workspace = n / 32 + 1024;
+    const std::vector<Expected> want = reduce_buffers(n, workspace);
+    for (DType dtype : {DType::kF32, DType::kI32}) {
+      const std::string what =
+          std::string("reduce ") + dtype_name(dtype) + " n=" + std::to_string(n);
+      expect_table(rd::Sig::kBufs, rd::Sig::Sizes{n, workspace, dtype}, want);
+      for (const auto& row : rd::Sig::kBufs) {
+        EXPECT_EQ(row.type(rd::Sig::Sizes{n, workspace, dtype}), dtype) << what << ", " << row.name;
+      }
+      rd::Case c;
+      c.n = n;
+      c.dtype = dtype;
+      c.workspace = workspace;
+      c.calls = 2;
+      c.in_offset = 3;
+      const CheckSpec s = rd::spec("v", c);
+      expect_buffers(s.call, want, what + " spec");
+      EXPECT_EQ(s.call.buffers[rd::Sig::kIn].offset, 12u) << what << ": `in` 3 elements past";
+      expect_invoke(&rd::invoke, rd::Pair{&reduce_fake<float>, &reduce_fake<int>}, s.call, what);
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
+      EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
+    }
+    expect_buffers(bench_call(rd::benchmark("v", n, workspace)), want,
+                   "reduce benchmark n=" + std::to_string(n));
+  }
+  // Only f32 and i32 have a launcher.
+  rd::Case c;
+  c.dtype = DType::kF64;
+  EXPECT_THROW(rd::spec("v", c), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------------------------ spmv
+
+std::vector<Expected> spmv_buffers(uint64_t rows, uint64_t cols, uint64_t nnz, uint64_t ws_bytes) {
+  return {{"row_ptr", Role::kInput, 4, {rows + 1}},
+          {"col_idx", Role::kInput, 4, {nnz}},
+          {"values", Role::kInput, 4, {nnz}},
+          {"x", Role::kInput, 4, {cols}},
+          {"y", Role::kOutput, 4, {rows}},
+          {"workspace", Role::kInOut, 4, {(ws_bytes + 3) / 4}}};
+}
+
+void spmv_fake(int rows, int cols, int nnz, const int* row_ptr, const int* col_idx,
+               const float* values, const float* x, float* y, void* workspace, cudaStream_t) {
+  g_pointers = {{"row_ptr", row_ptr}, {"col_idx", col_idx}, {"values", values},
+                {"x", x},             {"y", y},             {"workspace", workspace}};
+  g_ints = {rows, cols, nnz};
+}
+
+TEST(Signature, SpmvBuffersAndLauncher) {
+  namespace sp = ops::spmv;
+  const std::pair<const char*, sp::Csr> matrices[] = {
+      {"uniform", sp::uniform_random(300, 200, 1, 30, 5)},
+      {"empty", sp::no_entries(17, 5)},
+      {"wide", sp::uniform_random(3, 1000, 100, 400, 6)}};
+  for (const auto& [name, csr] : matrices) {
+    for (size_t ws_bytes : {size_t{0}, size_t{1022}, size_t{4096}}) {
+      const auto m = std::make_shared<const sp::Csr>(csr);
+      const uint64_t rows = m->rows, cols = m->cols, nnz = m->nnz();
+      const std::string what =
+          std::string("spmv ") + name + " workspace " + std::to_string(ws_bytes);
+      const std::vector<Expected> want = spmv_buffers(rows, cols, nnz, ws_bytes);
+      expect_table(sp::Sig::kBufs, sp::Sig::Sizes{rows, cols, nnz, ws_bytes}, want);
+      sp::Case c;
+      c.matrix = m;
+      c.name = name;
+      c.workspace_bytes = ws_bytes;
+      c.calls = 2;
+      const CheckSpec s = sp::spec("v", c);
+      expect_buffers(s.call, want, what + " spec");
+      expect_buffers(bench_call(sp::benchmark("v", name, m, ws_bytes)), want, what + " benchmark");
+      expect_invoke(&sp::invoke, &spmv_fake, s.call, what);
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{m->rows, m->cols, m->nnz()}))
+          << what << ": rows, cols, nnz";
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------ conv
+
+// A lab's shape struct (conv.h's ConvShape): int members.
+struct LabShape {
+  int n, c_in, h, w, c_out, k, stride, pad;
+};
+
+std::vector<Expected> conv_buffers(const ops::conv::Shape& s, uint64_t workspace) {
+  const uint64_t n = s.n, ci = s.c_in, h = s.h, w = s.w, co = s.c_out, k = s.k;
+  const uint64_t ho = (h + 2 * s.pad - k) / s.stride + 1, wo = (w + 2 * s.pad - k) / s.stride + 1;
+  return {{"x", Role::kInput, 4, {n, ci, h, w}},
+          {"w", Role::kInput, 4, {co, ci, k, k}},
+          {"bias", Role::kInput, 4, {co}},
+          {"y", Role::kOutput, 4, {n, co, ho, wo}},
+          {"workspace", Role::kInOut, 4, {workspace}}};
+}
+
+void conv_fake(const float* x, const float* w, const float* bias, float* y, LabShape s,
+               float* workspace, cudaStream_t) {
+  g_pointers = {{"x", x}, {"w", w}, {"bias", bias}, {"y", y}, {"workspace", workspace}};
+  g_ints = {s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad};
+}
+
+ops::conv::Shape conv_shape(int n, int c_in, int h, int w, int c_out, int k, int stride, int pad) {
+  ops::conv::Shape s;
+  s.n = n;
+  s.c_in = c_in;
+  s.h = h;
+  s.w = w;
+  s.c_out = c_out;
+  s.k = k;
+  s.stride = stride;
+  s.pad = pad;
+  return s;
+}
+
+TEST(Signature, ConvBuffersAndLauncher) {
+  namespace cv = ops::conv;
+  for (const cv::Shape& shape : {conv_shape(2, 3, 9, 11, 5, 3, 2, 1),
+                                 conv_shape(1, 1, 1, 1, 1, 1, 1, 0),
+                                 conv_shape(1, 4, 7, 5, 6, 5, 1, 2)}) {
+    for (bool bias : {false, true}) {
+      const uint64_t workspace = 777;
+      const std::string what = "conv " + shape.describe() + (bias ? " with bias" : "");
+      const std::vector<Expected> want = conv_buffers(shape, workspace);
+      expect_table(cv::Sig::kBufs, cv::Sig::Sizes{shape, workspace}, want);
+      cv::Case c;
+      c.shape = shape;
+      c.bias = bias;
+      c.workspace = workspace;
+      c.calls = 2;
+      const CheckSpec s = cv::spec("v", c);
+      expect_buffers(s.call, want, what + " spec");
+#if LABKIT_HAVE_CONV_BENCH
+      expect_buffers(bench_call(cv::benchmark("v", "layer", shape, workspace)), want,
+                     what + " benchmark");
+#endif
+      // No bias: the launcher gets nullptr, whatever the buffer holds.
+      expect_invoke(&cv::invoke<LabShape>, &conv_fake, s.call, what, bias ? "" : "bias");
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{shape.n, shape.c_in, shape.h, shape.w, shape.c_out,
+                                              shape.k, shape.stride, shape.pad}))
+          << what << ": the shape";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace labkit
