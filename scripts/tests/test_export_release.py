@@ -280,7 +280,8 @@ class InterfaceDefinitionsTest(unittest.TestCase):
                 tokens = er.code_tokens(text)
                 if er.kernel_code(text, [t[0] for t in tokens], er.defined_functions(tokens)):
                     kernels.append(rel)
-        self.assertEqual(kernels, ["common/src/device_fill.cu", "common/src/gpu_ceilings_main.cu",
+        self.assertEqual(kernels, ["common/src/device_compare.cu", "common/src/device_fill.cu",
+                                   "common/src/gpu_ceilings_main.cu",
                                    "common/tests/guard_kernels.cu"])
         line = self.check()
         self.assertIn("no lab interface (14 functions) defined outside its starter", line)
