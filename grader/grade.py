@@ -15,6 +15,7 @@ import importlib
 import json
 import math
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -244,7 +245,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             _lab_error(cfg, lab, e.message)
     built = [(i.cfg, i.lab, i.lab_paths)
              for i in build_labs(items, paths, build_dir, stage_dir, jobs, hashes, progress,
-                                 result.stages)]
+                                 result.stages,
+                                 harness_targets=(CEILINGS,) if options.performance else ())]
     if not built:
         return
 
@@ -393,22 +395,46 @@ def build_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
 
 
 def build_labs(items: list, paths: manifest.Manifest, build_dir: Path, stage_dir: Path,
-               jobs: int | None, hashes: judge.BinaryHashes, progress, stages: list) -> list:
+               jobs: int | None, hashes: judge.BinaryHashes, progress, stages: list,
+               harness_targets: tuple = ()) -> list:
     """build_lab for several labs, step by step: before the steps that compile, every lab still
     in the running has its targets built in one build (build.build_together), so that the
     labs' objects, and then their workers and judges, compile side by side instead of one lab
     after another; each lab's own build then finds them up to date, or fails with its own log.
     Nothing of a lab is compiled before its source passed the policy, nor linked before its
-    object did. The labs (LabBuild) that are ready to run."""
+    object did. Each step runs for the labs side by side too (the policy checks, the hashes),
+    their builds one at a time (one build tool in a build folder at once). `harness_targets`
+    (no student code: the ceilings program) join the first build. The labs (LabBuild) that are
+    ready to run, in their order."""
     for step, targets_of, stage in ((_source_step, None, None),
                                     (_object_step, _object_targets, "build: objects, labs at once"),
                                     (_link_step, _link_targets, "build: workers and judges, labs at once")):
         if targets_of is not None and len(items) > 1:
             progress(f"building {', '.join(i.cfg.name for i in items)} side by side")
+            extra = list(harness_targets) if step is _object_step else []
             with timed(stages, stage):
-                build.build_together(build_dir, [t for i in items for t in targets_of(i)], jobs)
-        items = [i for i in items if step(i, paths, build_dir, stage_dir, jobs, hashes, progress)]
+                build.build_together(build_dir, [t for i in items for t in targets_of(i)] + extra,
+                                     jobs)
+        if len(items) > 1:
+            with concurrent.futures.ThreadPoolExecutor(len(items)) as pool:
+                ok = list(pool.map(lambda i: step(i, paths, build_dir, stage_dir, jobs, hashes,
+                                                  progress), items))
+        else:
+            ok = [step(i, paths, build_dir, stage_dir, jobs, hashes, progress) for i in items]
+        items = [i for i, passed in zip(items, ok) if passed]
     return items
+
+
+# One build tool at a time in a build folder (the labs' steps run side by side: build_labs).
+_BUILD_LOCK = threading.Lock()
+
+
+def _build_lab_targets(lab: LabResult, stage: str, build_dir: Path, targets: list,
+                       jobs: int | None) -> BuildResult:
+    """build.build_targets under _BUILD_LOCK; the lab's stage times the build, not the wait."""
+    with _BUILD_LOCK:
+        with timed(lab.stages, stage):
+            return build.build_targets(build_dir, targets, jobs)
 
 
 def _object_targets(item: LabBuild) -> list:
@@ -435,8 +461,8 @@ def _source_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, prog
 def _object_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progress) -> bool:
     cfg, lab, lab_paths = item.cfg, item.lab, item.lab_paths
     progress(f"building {cfg.name}")
-    with timed(lab.stages, "build: student object"):
-        student = build.build_targets(build_dir, [lab_paths.student_target], jobs)
+    student = _build_lab_targets(lab, "build: student object", build_dir,
+                                 [lab_paths.student_target], jobs)
     item.student = student
     lab.build = _readable(student, stage_dir)
     if not student.ok:
@@ -455,8 +481,8 @@ def _object_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, prog
 def _link_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progress) -> bool:
     cfg, lab, lab_paths = item.cfg, item.lab, item.lab_paths
     student = item.student
-    with timed(lab.stages, "build: worker and judges"):
-        rest = build.build_targets(build_dir, _link_targets(item), jobs)
+    rest = _build_lab_targets(lab, "build: worker and judges", build_dir, _link_targets(item),
+                              jobs)
     lab.build = _readable(rest, stage_dir, seconds=student.seconds + rest.seconds)
     if rest.refused:
         _refuse_linked_worker(lab, lab_paths, stage_dir, rest)

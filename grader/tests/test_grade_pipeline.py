@@ -1159,14 +1159,16 @@ class BuildLabsTest(unittest.TestCase):
         cfg.name = name
         return grade.LabBuild(cfg, mock.Mock(), paths)
 
-    def run_steps(self, names, fails):
+    def run_steps(self, names, fails, harness=()):
         events = []
         items = {n: self.item(n) for n in names}
+        lock = threading.Lock()
 
         def step(kind):
             def run(item, *args):
                 name = next(n for n, i in items.items() if i is item)
-                events.append((kind, name))
+                with lock:
+                    events.append((kind, name))
                 return (kind, name) not in fails
             return run
 
@@ -1178,18 +1180,50 @@ class BuildLabsTest(unittest.TestCase):
                 mock.patch.object(grade, "_link_step", step("link")), \
                 mock.patch.object(grade.build, "build_together", together):
             ready = grade.build_labs(list(items.values()), None, Path("b"), Path("s"), None,
-                                     None, lambda *_: None, [])
+                                     None, lambda *_: None, [], harness_targets=harness)
         return events, [next(n for n, i in items.items() if i is r) for r in ready]
 
+    @staticmethod
+    def phases(events):
+        """The events as phases: runs of one kind, each a set (the labs' steps run side by
+        side, in any order within a step)."""
+        out = []
+        for kind, what in events:
+            if kind == "together":
+                out.append((kind, what))
+            elif out and out[-1][0] == kind:
+                out[-1][1].add(what)
+            else:
+                out.append((kind, {what}))
+        return out
+
     def test_targets_are_built_together_for_the_labs_still_in_the_running(self):
-        events, ready = self.run_steps(["a", "b", "c", "d"], {("source", "b"), ("object", "c")})
-        self.assertEqual(events, [
-            ("source", "a"), ("source", "b"), ("source", "c"), ("source", "d"),
-            ("together", ("a_student", "c_student", "d_student")),
-            ("object", "a"), ("object", "c"), ("object", "d"),
+        events, ready = self.run_steps(["a", "b", "c", "d"], {("source", "b"), ("object", "c")},
+                                       harness=("ceilings",))
+        self.assertEqual(self.phases(events), [
+            ("source", {"a", "b", "c", "d"}),
+            ("together", ("a_student", "c_student", "d_student", "ceilings")),
+            ("object", {"a", "c", "d"}),
             ("together", ("a_worker", "a_test", "a_bench", "d_worker", "d_test", "d_bench")),
-            ("link", "a"), ("link", "d")])
-        self.assertEqual(ready, ["a", "d"])
+            ("link", {"a", "d"})])
+        self.assertEqual(ready, ["a", "d"])   # in their order
+
+    def test_the_labs_steps_run_side_by_side(self):
+        # Each lab's source step waits for the others': it passes only if all three overlap.
+        barrier = threading.Barrier(3, timeout=10)
+        items = [self.item(n) for n in "abc"]
+
+        def source(item, *args):
+            barrier.wait()
+            return True
+
+        with mock.patch.object(grade, "_source_step", source), \
+                mock.patch.object(grade, "_object_step", lambda *a: False), \
+                mock.patch.object(grade.build, "build_together", lambda *a, **k: None):
+            ready = grade.build_labs(items, None, Path("b"), Path("s"), None, None,
+                                     lambda *_: None, [])
+        self.assertEqual(ready, [])
+        self.assertFalse(barrier.broken)
 
     def test_one_lab_is_built_on_its_own(self):
         events, ready = self.run_steps(["a"], set())
