@@ -29,6 +29,9 @@
 #include "labkit/ops/reduce.hpp"
 #include "labkit/ops/reduce_bench.hpp"
 #include "labkit/ops/reduce_worker.hpp"
+#include "labkit/ops/scan.hpp"
+#include "labkit/ops/scan_bench.hpp"
+#include "labkit/ops/scan_worker.hpp"
 #include "labkit/ops/spmv.hpp"
 #include "labkit/ops/spmv_bench.hpp"
 #include "labkit/ops/spmv_worker.hpp"
@@ -239,6 +242,63 @@ TEST(Signature, ReduceBuffersAndLauncher) {
   rd::Case c;
   c.dtype = DType::kF64;
   EXPECT_THROW(rd::spec("v", c), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------------------------ scan
+
+std::vector<Expected> scan_buffers(uint64_t n, uint64_t workspace) {
+  return {{"in", Role::kInput, 4, {n}}, {"out", Role::kOutput, 4, {n}},
+          {"workspace", Role::kInOut, 4, {workspace}}};
+}
+
+template <typename T>
+void scan_fake(const T* in, T* out, size_t n, T* workspace, cudaStream_t) {
+  g_pointers = {{"in", in}, {"out", out}, {"workspace", workspace}};
+  g_ints = {static_cast<int64_t>(n)};
+  g_instantiation = std::is_same_v<T, float> ? "f32" : std::is_same_v<T, int> ? "i32" : "?";
+}
+
+TEST(Signature, ScanBuffersAndLauncher) {
+  namespace sc = ops::scan;
+  for (size_t n : {size_t{1}, size_t{1025}, size_t{100003}}) {
+    const size_t workspace = n / 128 + 1024;
+    const std::vector<Expected> want = scan_buffers(n, workspace);
+    for (DType dtype : {DType::kF32, DType::kI32}) {
+      const std::string what = std::string("scan ") + dtype_name(dtype) + " n=" + std::to_string(n);
+      expect_table(sc::Sig::kBufs, sc::Sig::Sizes{n, workspace, dtype}, want);
+      for (const auto& row : sc::Sig::kBufs) {
+        EXPECT_EQ(row.type(sc::Sig::Sizes{n, workspace, dtype}), dtype) << what << ", " << row.name;
+      }
+      for (bool device_inputs : {false, true}) {
+        sc::Case c;
+        c.n = n;
+        c.dtype = dtype;
+        c.workspace = workspace;
+        c.calls = 2;
+        c.in_offset = 3;
+        c.device_inputs = device_inputs;
+        const CheckSpec s = sc::spec("v", c);
+        expect_buffers(s.call, want, what + " spec");
+        EXPECT_EQ(s.call.buffers[sc::Sig::kIn].offset, 12u) << what << ": `in` 3 elements past";
+        const protocol::Source drawn = device_inputs ? (dtype == DType::kF32
+                                                            ? protocol::Source::kReduceF32
+                                                            : protocol::Source::kUniformI32)
+                                                     : protocol::Source::kArena;
+        EXPECT_EQ(s.call.buffers[sc::Sig::kIn].source, drawn) << what;
+        expect_invoke(&sc::invoke, sc::Pair{&scan_fake<float>, &scan_fake<int>}, s.call, what);
+        EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
+        EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
+      }
+      const bench::Spec b = sc::benchmark("v", dtype, n, workspace);
+      expect_buffers(bench_call(b), want, what + " benchmark");
+      EXPECT_EQ(b.name, "scan/v/" + std::string(dtype_name(dtype)) + "/" + std::to_string(n));
+      EXPECT_EQ(b.call.params, sc::Sig::params(n, dtype)) << what << " benchmark";
+    }
+  }
+  // Only f32 and i32 have a launcher.
+  sc::Case c;
+  c.dtype = DType::kF64;
+  EXPECT_THROW(sc::spec("v", c), std::invalid_argument);
 }
 
 // ------------------------------------------------------------------------------------ spmv

@@ -63,15 +63,15 @@ Sources device_sources(const Case& c) {
     s.in = protocol::Source::kReduceF32;
     s.lo = s.hi = 0;
     s.workspace = protocol::Source::kUniformF32;
-    s.workspace_lo = 100.0;
-    s.workspace_hi = 1000.0;
+    s.workspace_lo = kGarbageF32Lo;
+    s.workspace_hi = kGarbageF32Hi;
   } else {
     s.in = protocol::Source::kUniformI32;
-    s.lo = 1;
-    s.hi = 4;
+    s.lo = kIntLo;
+    s.hi = kIntHi;
     s.workspace = protocol::Source::kUniformI32;
-    s.workspace_lo = 100000;
-    s.workspace_hi = 1000000;
+    s.workspace_lo = kGarbageI32Lo;
+    s.workspace_hi = kGarbageI32Hi;
   }
   return s;
 }
@@ -124,15 +124,15 @@ const Generated& generated(const Case& c) {
       const ReduceDist dist = make_reduce_dist(seed, c.n);
       in = generate<float>(c.n, [dist](size_t i) { return reduce_value(dist, i); });
       garbage = generate<float>(c.workspace, [seed](size_t i) {
-        return uniform_f32(seed ^ 0x5A5A5A5Aull, i, 100.0f, 1000.0f);
+        return uniform_f32(seed ^ 0x5A5A5A5Aull, i, kGarbageF32Lo, kGarbageF32Hi);
       });
       expected->push_back(reference<float>(in));
     } else {
       // Positive: the sum is never 0 (a launcher that writes 0 fails at every n), and 2^28 + 1
       // of them stay below 2^31.
-      in = generate<int>(c.n, [seed](size_t i) { return uniform_i32(seed, i, 1, 4); });
+      in = generate<int>(c.n, [seed](size_t i) { return uniform_i32(seed, i, kIntLo, kIntHi); });
       garbage = generate<int>(c.workspace, [seed](size_t i) {
-        return uniform_i32(seed ^ 0x5A5A5A5Aull, i, 100000, 1000000);
+        return uniform_i32(seed ^ 0x5A5A5A5Aull, i, kGarbageI32Lo, kGarbageI32Hi);
       });
       expected->push_back(reference<int>(in));
     }

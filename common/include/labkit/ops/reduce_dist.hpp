@@ -31,6 +31,14 @@ inline constexpr double kReduceBoundC = 4.0;
 // sum of them, which can cancel; with one it is that element, or (kept and scaled) a multiple.
 inline constexpr int kPlanted = 1;
 
+// The int inputs: uniform in [kIntLo, kIntHi] (positive: a sum or prefix is never 0, so a kernel
+// that writes 0 is wrong; 2^28 + 1 of them sum below 2^31). The scan family uses them too.
+inline constexpr int32_t kIntLo = 1, kIntHi = 4;
+// What the workspace holds before every call of a correctness test: garbage, floats in
+// [100, 1000), ints in [100000, 1000000].
+inline constexpr float kGarbageF32Lo = 100.0f, kGarbageF32Hi = 1000.0f;
+inline constexpr int32_t kGarbageI32Lo = 100000, kGarbageI32Hi = 1000000;
+
 struct ReduceDist {
   uint64_t seed = 0;
   uint64_t n = 0;

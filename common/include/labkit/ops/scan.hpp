@@ -1,0 +1,50 @@
+// The scan op family, judge side (lab 08): out[0] = 0, out[i] = in[0] + ... + in[i - 1], float
+// or int. The inputs are the reduce family's (labkit/ops/reduce_dist.hpp): floats signed, with a
+// random scale, offset and per-segment shift per call and a large value planted at a random
+// position (every prefix after it moves by more than its bound if it is lost), ints uniform in
+// [1, 4] (every prefix but out[0] differs from its neighbours: a shifted, inclusive or stale
+// scan is wrong at nearly every element). The workspace is filled with garbage before every
+// call. Int prefixes must be exact modulo 2^32. Float prefixes must be within the random-walk
+// bound
+//   |got_i - ref_i| <= kScanBoundC sqrt(n) 2^-24 (sqrt(sq_i) + |ref_i|)
+// of the double reference ref_i, with sq_i the exclusive prefix of x^2, in tests and
+// benchmarks alike (the benchmark checks every timed call on the GPU with the same formula,
+// labkit/device_compare.hpp). Its buffers: scan_signature.hpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "labkit/check.hpp"
+#include "labkit/dtype.hpp"
+#include "labkit/ops/scan_signature.hpp"
+
+namespace labkit::ops::scan {
+
+// Float prefixes are within kScanBoundC * sqrt(n) * 2^-24 * (sqrt(sq_i) + |ref_i|).
+inline constexpr double kScanBoundC = 6.0;
+
+// The element type: kF32 or kI32 (labkit/dtype.hpp), "f32" or "i32" in test names.
+using DType = labkit::DType;
+using labkit::dtype_name;
+
+struct Case {
+  size_t n = 1;
+  DType dtype = DType::kF32;
+  uint64_t seed = 1;
+  size_t workspace = 1024;  // elements (the lab's scan_workspace_size(n))
+  int calls = 1;            // > 1: same buffers, fresh inputs and fresh garbage each call
+  bool capture = false;     // record the launcher under stream capture
+  uint32_t in_offset = 0;   // `in` starts this many elements past a 256-byte aligned address
+                            // (0..63): the interface allows any pointer
+  bool device_inputs = false;  // `in` and the workspace garbage drawn on the device by the
+                               // worker; the judge draws the same numbers on the CPU for its
+                               // reference (sizes that must not be sent through the host)
+};
+
+CheckSpec spec(const std::string& variant, const Case& c);
+::testing::AssertionResult check(const std::string& variant, const Case& c);
+
+}  // namespace labkit::ops::scan

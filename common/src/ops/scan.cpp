@@ -1,0 +1,327 @@
+#include "labkit/ops/scan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "labkit/compare.hpp"
+#include "labkit/device_buffer.hpp"
+#include "labkit/ops/reduce_dist.hpp"
+#include "labkit/parallel.hpp"
+#include "labkit/random.hpp"
+
+namespace labkit::ops::scan {
+namespace {
+
+using reduce::kGarbageF32Hi;
+using reduce::kGarbageF32Lo;
+using reduce::kGarbageI32Hi;
+using reduce::kGarbageI32Lo;
+using reduce::kIntHi;
+using reduce::kIntLo;
+
+// Past this many elements a failure's report shows a window of kReportWindow elements from the
+// first wrong one (the whole output as doubles would be tens of gigabytes past 2^31).
+constexpr size_t kFullReportMax = size_t{1} << 26;
+constexpr size_t kReportWindow = size_t{1} << 24;
+constexpr size_t kChunk = size_t{1} << 16;  // the reference's parallel pieces
+constexpr size_t kSegment = 4096;           // the report's map cell: a tile of most scans
+
+// One call's input, element by element: the bytes the judge sent, or (device_inputs) the
+// numbers the worker's generator drew, drawn again here from the same seed.
+struct Input {
+  DType dtype = DType::kF32;
+  const float* f = nullptr;
+  const int32_t* i = nullptr;
+  reduce::ReduceDist dist;
+  uint64_t seed = 0;
+  float fx(size_t k) const { return f != nullptr ? f[k] : reduce::reduce_value(dist, k); }
+  int32_t ix(size_t k) const { return i != nullptr ? i[k] : uniform_i32(seed, k, kIntLo, kIntHi); }
+};
+
+// The reference at the start of every chunk of kChunk elements: the exclusive prefix of x and
+// of x^2 in double (floats), of x modulo 2^32 (ints). Two passes over the cores.
+struct ChunkStarts {
+  std::vector<double> sum, sq;
+  std::vector<uint32_t> isum;
+};
+
+ChunkStarts chunk_starts(const Input& in, size_t n) {
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  ChunkStarts s;
+  s.sum.assign(chunks + 1, 0.0);
+  s.sq.assign(chunks + 1, 0.0);
+  s.isum.assign(chunks + 1, 0);
+  parallel_for(chunks, 2, [&](size_t lo, size_t hi) {
+    for (size_t c = lo; c < hi; ++c) {
+      double sum = 0, sq = 0;
+      uint32_t isum = 0;
+      for (size_t k = c * kChunk; k < std::min(n, (c + 1) * kChunk); ++k) {
+        if (in.dtype == DType::kF32) {
+          const double x = in.fx(k);
+          sum += x;
+          sq += x * x;
+        } else {
+          isum += static_cast<uint32_t>(in.ix(k));
+        }
+      }
+      s.sum[c + 1] = sum;
+      s.sq[c + 1] = sq;
+      s.isum[c + 1] = isum;
+    }
+  });
+  for (size_t c = 0; c < chunks; ++c) {
+    s.sum[c + 1] += s.sum[c];
+    s.sq[c + 1] += s.sq[c];
+    s.isum[c + 1] += s.isum[c];
+  }
+  return s;
+}
+
+// Walks the reference over [lo, hi), calling at(k, ref, bound) for floats (bound: the tests')
+// or at(k, exact) for ints, from the chunk that holds lo.
+template <typename F, typename I>
+void walk(const Input& in, size_t n, const ChunkStarts& s, size_t lo, size_t hi, F&& at_f,
+          I&& at_i) {
+  const double scale = kScanBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24);
+  const size_t c = lo / kChunk;
+  double sum = s.sum[c], sq = s.sq[c];
+  uint32_t isum = s.isum[c];
+  for (size_t k = c * kChunk; k < hi; ++k) {
+    if (in.dtype == DType::kF32) {
+      // The same order of operations as count_beyond_walk_bound (device_compare.cu).
+      if (k >= lo) at_f(k, sum, scale * (std::sqrt(sq) + std::fabs(sum)));
+      const double x = in.fx(k);
+      sum += x;
+      sq += x * x;
+    } else {
+      if (k >= lo) at_i(k, static_cast<int64_t>(static_cast<int32_t>(isum)));
+      isum += static_cast<uint32_t>(in.ix(k));
+    }
+  }
+}
+
+// How many elements of `out` are wrong and the first of them, over the cores, without building
+// the reference (a right output, the common case, costs two passes and no memory).
+struct Count {
+  size_t wrong = 0;
+  size_t first = SIZE_MAX;
+};
+
+Count count_wrong(const Input& in, size_t n, const ChunkStarts& s, const uint8_t* out) {
+  const size_t chunks = (n + kChunk - 1) / kChunk;
+  std::atomic<size_t> wrong{0};
+  std::mutex mu;
+  Count total;
+  parallel_for(chunks, 2, [&](size_t lo, size_t hi) {
+    size_t mine = 0, first = SIZE_MAX;
+    const auto bad = [&](size_t k) {
+      ++mine;
+      first = std::min(first, k);
+    };
+    walk(
+        in, n, s, lo * kChunk, std::min(n, hi * kChunk),
+        [&](size_t k, double ref, double bound) {
+          uint32_t bits;
+          std::memcpy(&bits, out + 4 * k, 4);
+          float got;
+          std::memcpy(&got, &bits, 4);
+          if (bits == kPoisonBits || !std::isfinite(got) ||
+              !(std::fabs(static_cast<double>(got) - ref) <= bound)) {
+            bad(k);
+          }
+        },
+        [&](size_t k, int64_t ref) {
+          int32_t got;
+          std::memcpy(&got, out + 4 * k, 4);
+          if (got != ref) bad(k);
+        });
+    wrong += mine;
+    std::lock_guard<std::mutex> lock(mu);
+    total.first = std::min(total.first, first);
+  });
+  total.wrong = wrong;
+  return total;
+}
+
+// The report of a wrong output: compare_vector's, over the whole output, or past
+// kFullReportMax over a window from the first wrong element.
+Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out, Count count) {
+  size_t lo = 0, hi = n;
+  std::ostringstream lead;
+  lead << "the exclusive scan of " << n << (in.dtype == DType::kF32 ? " floats" : " ints")
+       << " is wrong";
+  if (in.dtype == DType::kI32) lead << " (ints exactly, modulo 2^32)";
+  if (n > kFullReportMax) {
+    lo = count.first / kSegment * kSegment;
+    hi = std::min(n, lo + kReportWindow);
+    lead << "; " << count.wrong << " elements wrong in all, the first at " << count.first
+         << ". Below: elements " << lo << ".." << hi - 1 << " only, numbered from " << lo;
+  }
+  lead << ": ";
+  const size_t m = hi - lo;
+  Bytes window(out.begin() + static_cast<std::ptrdiff_t>(4 * lo),
+               out.begin() + static_cast<std::ptrdiff_t>(4 * hi));
+  Observed got = observe(window, in.dtype);
+  VectorLayout layout{m, kSegment, {}, "out"};
+  if (in.dtype == DType::kF32) {
+    std::vector<double> ref(m), bound(m);
+    walk(
+        in, n, s, lo, hi,
+        [&](size_t k, double r, double b) {
+          ref[k - lo] = r;
+          bound[k - lo] = b;
+        },
+        [](size_t, int64_t) {});
+    return verdict(compare_vector(got, ref, bound, layout), lead.str());
+  }
+  std::vector<int64_t> ref(m);
+  walk(in, n, s, lo, hi, [](size_t, double, double) {}, [&](size_t k, int64_t r) { ref[k - lo] = r; });
+  // A right int prefix may have the poison's bits (0x7FC0DEAD: once the prefixes pass 2^31):
+  // written, not "never written".
+  for (size_t k = 0; k < m; ++k) {
+    if (got.unwritten[k] != 0 && got.ints[k] == ref[k]) got.unwritten[k] = 0;
+  }
+  return verdict(compare_vector_exact(got, ref, layout), lead.str());
+}
+
+// Fills `count` elements of type T from the counter-based generators, over the CPU's cores.
+template <typename T, typename Gen>
+Bytes generate(size_t count, Gen gen) {
+  Bytes bytes(count * sizeof(T));
+  T* out = reinterpret_cast<T*>(bytes.data());
+  parallel_for(count, size_t{1} << 20, [&](size_t lo, size_t hi) {
+    for (size_t i = lo; i < hi; ++i) out[i] = gen(i);
+  });
+  return bytes;
+}
+
+// The seeds of a device_inputs case's buffers (call c draws with protocol::source_seed).
+uint64_t in_seed(const Case& c) { return mix_seed(c.seed, 0x5CA0u); }
+uint64_t workspace_seed(const Case& c) { return mix_seed(c.seed, 0x5A5A5A5Au); }
+
+// The inputs of one case's calls ([call][Sig::Buf]: in, workspace garbage; empty when drawn on
+// the device). The variants of a lab run the same cases one after the other: the last case's
+// inputs are kept.
+struct Generated {
+  size_t n = 0, workspace = 0;
+  DType dtype = DType::kF32;
+  uint64_t seed = 0;
+  int calls = 0;
+  bool device_inputs = false;
+  std::shared_ptr<const std::vector<std::vector<Bytes>>> inputs;
+};
+
+const Generated& generated(const Case& c) {
+  static Generated last;
+  if (last.inputs && last.n == c.n && last.workspace == c.workspace && last.dtype == c.dtype &&
+      last.seed == c.seed && last.calls == c.calls && last.device_inputs == c.device_inputs) {
+    return last;
+  }
+  last = Generated{};
+  auto inputs = std::make_shared<std::vector<std::vector<Bytes>>>();
+  for (int call = 0; call < c.calls; ++call) {
+    std::vector<Bytes>& bufs = inputs->emplace_back(Sig::kCount);
+    if (c.device_inputs) continue;
+    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
+    if (c.dtype == DType::kF32) {
+      const reduce::ReduceDist dist = reduce::make_reduce_dist(seed, c.n);
+      bufs[Sig::kIn] = generate<float>(c.n, [dist](size_t i) { return reduce::reduce_value(dist, i); });
+      bufs[Sig::kWorkspace] = generate<float>(c.workspace, [seed](size_t i) {
+        return uniform_f32(seed ^ 0x5A5A5A5Aull, i, kGarbageF32Lo, kGarbageF32Hi);
+      });
+    } else {
+      bufs[Sig::kIn] = generate<int>(c.n, [seed](size_t i) { return uniform_i32(seed, i, kIntLo, kIntHi); });
+      bufs[Sig::kWorkspace] = generate<int>(c.workspace, [seed](size_t i) {
+        return uniform_i32(seed ^ 0x5A5A5A5Aull, i, kGarbageI32Lo, kGarbageI32Hi);
+      });
+    }
+  }
+  last.n = c.n;
+  last.workspace = c.workspace;
+  last.dtype = c.dtype;
+  last.seed = c.seed;
+  last.calls = c.calls;
+  last.device_inputs = c.device_inputs;
+  last.inputs = std::move(inputs);
+  return last;
+}
+
+}  // namespace
+
+CheckSpec spec(const std::string& variant, const Case& c) {
+  CheckSpec s;
+  std::ostringstream what;
+  what << variant << " (" << dtype_name(c.dtype) << ") on n=" << c.n;
+  if (c.in_offset != 0) what << ", `in` " << c.in_offset << " elements past a 16-byte boundary";
+  what << " [seed " << c.seed << "]";
+  s.what = what.str();
+  s.call.variant = variant;
+  s.call.params = Sig::params(c.n, c.dtype);
+  s.call.capture = c.capture;
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{c.n, c.workspace, c.dtype});
+  s.call.buffers[Sig::kIn].offset = 4 * c.in_offset;
+  if (c.device_inputs) {
+    BufferSpec& in = s.call.buffers[Sig::kIn];
+    BufferSpec& ws = s.call.buffers[Sig::kWorkspace];
+    in.seed = in_seed(c);
+    ws.seed = workspace_seed(c);
+    if (c.dtype == DType::kF32) {
+      in.source = protocol::Source::kReduceF32;
+      in.lo = in.hi = 0;
+      ws.source = protocol::Source::kUniformF32;
+      ws.lo = kGarbageF32Lo;
+      ws.hi = kGarbageF32Hi;
+    } else {
+      in.source = protocol::Source::kUniformI32;
+      in.lo = kIntLo;
+      in.hi = kIntHi;
+      ws.source = protocol::Source::kUniformI32;
+      ws.lo = kGarbageI32Lo;
+      ws.hi = kGarbageI32Hi;
+    }
+  }
+  const Generated& g = generated(c);
+  s.call.inputs = *g.inputs;
+  const auto inputs = g.inputs;
+  const Case k = c;
+  s.verify = [inputs, k](int call, const std::vector<Bytes>& outputs) {
+    const Bytes& out = outputs[Sig::kOut];
+    if (out.size() != 4 * k.n) return Verdict{"out has the wrong size", ""};
+    Input in;
+    in.dtype = k.dtype;
+    if (k.device_inputs) {
+      // What the worker drew (protocol::source_seed), drawn again here: the reference never
+      // takes the worker's copy on trust.
+      const uint64_t seed = protocol::source_seed(in_seed(k), static_cast<uint32_t>(call));
+      in.dist = reduce::make_reduce_dist(seed, k.n);
+      in.seed = seed;
+    } else if (k.dtype == DType::kF32) {
+      in.f = reinterpret_cast<const float*>((*inputs)[call][Sig::kIn].data());
+    } else {
+      in.i = reinterpret_cast<const int32_t*>((*inputs)[call][Sig::kIn].data());
+    }
+    const ChunkStarts starts = chunk_starts(in, k.n);
+    const Count count = count_wrong(in, k.n, starts, out.data());
+    if (count.wrong == 0) return Verdict{};
+    return report(in, k.n, starts, out, count);
+  };
+  s.fault_hint =
+      "an illegal address usually means an index past the end of `in` or `out` (the last tile "
+      "is partial: n is not a multiple of the tile), past the tile totals of a level or the "
+      "status words in `workspace`, or an index computed in 32 bits that wrapped (n past "
+      "2^31); a misaligned address means a vector load or store (float4, int4) from an address "
+      "that is not a multiple of 16: `in` may be any pointer";
+  return s;
+}
+
+::testing::AssertionResult check(const std::string& variant, const Case& c) {
+  return labkit::check(spec(variant, c));
+}
+
+}  // namespace labkit::ops::scan
