@@ -140,11 +140,11 @@ void scan_v2_blelloch(const T* in, T* out, size_t n, T* workspace, cudaStream_t 
 
 namespace {
 
-constexpr unsigned kV3Threads = 256;                 // 8 warps
+constexpr unsigned kV3Threads = 128;                 // 4 warps
 constexpr unsigned kV3Warps = kV3Threads / kWarp;
-constexpr unsigned kV3Vecs = 4;                      // 16-byte vectors per thread
+constexpr unsigned kV3Vecs = 8;                      // 16-byte vectors per thread
 constexpr unsigned kV3Part = 4 * kV3Threads;         // elements of one part: a vector a thread
-constexpr unsigned kV3Tile = kV3Vecs * kV3Part;      // 4096 elements (16 per thread)
+constexpr unsigned kV3Tile = kV3Vecs * kV3Part;      // 4096 elements (32 per thread)
 static_assert(kV3Vecs * kV3Warps == kWarp, "one warp scans the parts' warp totals");
 
 // A tile's status word: flag in the high 32 bits, the value's bits in the low 32. One 64-bit

@@ -13,7 +13,8 @@
 // v1 and v2 follow the lecture (a tile per block in shared memory, the tiles' totals scanned
 // recursively, then added back: scan-then-propagate); v3 is the fast version: one pass, tiles
 // taken in order from a counter, decoupled look-back (Merrill and Garland 2016) over 64-bit
-// status words, 16-byte loads and stores, 16 items per thread, warp shuffles.
+// status words, 16-byte streaming loads and stores (evict first: each element is read and
+// written once), 32 items per thread, warp shuffles.
 //@ end
 #include "scan.h"
 
@@ -231,11 +232,11 @@ void scan_v2_blelloch(const T* in, T* out, size_t n, T* workspace, cudaStream_t 
 
 namespace {
 
-constexpr unsigned kV3Threads = 256;                 // 8 warps
+constexpr unsigned kV3Threads = 128;                 // 4 warps
 constexpr unsigned kV3Warps = kV3Threads / kWarp;
-constexpr unsigned kV3Vecs = 4;                      // 16-byte vectors per thread
+constexpr unsigned kV3Vecs = 8;                      // 16-byte vectors per thread
 constexpr unsigned kV3Part = 4 * kV3Threads;         // elements of one part: a vector a thread
-constexpr unsigned kV3Tile = kV3Vecs * kV3Part;      // 4096 elements (16 per thread)
+constexpr unsigned kV3Tile = kV3Vecs * kV3Part;      // 4096 elements (32 per thread)
 static_assert(kV3Vecs * kV3Warps == kWarp, "one warp scans the parts' warp totals");
 
 // A tile's status word: flag in the high 32 bits, the value's bits in the low 32. One 64-bit
@@ -401,8 +402,8 @@ scan_v3_single_pass_kernel(const A* __restrict__ in, A* __restrict__ out, size_t
   A x[kV3Vecs][4];
   if (kVector && whole) {
 #pragma unroll
-    for (unsigned j = 0; j < kV3Vecs; ++j) {  // all loads first: four 16-byte loads in flight
-      const V v = __ldg(reinterpret_cast<const V*>(in + base + j * kV3Part) + threadIdx.x);
+    for (unsigned j = 0; j < kV3Vecs; ++j) {  // all loads first: eight 16-byte loads in flight
+      const V v = __ldcs(reinterpret_cast<const V*>(in + base + j * kV3Part) + threadIdx.x);
       x[j][0] = v.x; x[j][1] = v.y; x[j][2] = v.z; x[j][3] = v.w;
     }
   } else {
@@ -461,7 +462,7 @@ scan_v3_single_pass_kernel(const A* __restrict__ in, A* __restrict__ out, size_t
     if (kVector && whole) {
       V v;
       v.x = y[0]; v.y = y[1]; v.z = y[2]; v.w = y[3];
-      reinterpret_cast<V*>(out + base + j * kV3Part)[threadIdx.x] = v;
+      __stcs(reinterpret_cast<V*>(out + base + j * kV3Part) + threadIdx.x, v);
     } else {
 #pragma unroll
       for (unsigned k = 0; k < 4; ++k) {

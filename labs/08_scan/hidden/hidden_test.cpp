@@ -115,7 +115,7 @@ TEST_P(ScanHiddenRace, NoSharedMemoryRaces) {
     GTEST_SKIP() << "no compute-sanitizer given (--labkit-sanitizer): the race check cannot run";
   }
   LABKIT_EXPECT_OK(labkit::check_races(
-      lab08::sc::spec(GetParam(), lab08::make_case(9000, DType::kI32, seed_for(9000, DType::kI32)))));
+      lab08::sc::spec(GetParam(), lab08::make_case(4100, DType::kI32, seed_for(4100, DType::kI32)))));
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ScanHiddenRace, ::testing::ValuesIn(lab08::kVariants),
