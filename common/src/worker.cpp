@@ -89,16 +89,10 @@ void merge(const p::GuardInfo& g, p::GuardInfo& info) {
   }
 }
 
-bool is_input(uint32_t role) {
-  return role == static_cast<uint32_t>(p::Role::kInput) ||
-         role == static_cast<uint32_t>(p::Role::kInOut);
-}
+using p::is_input;
+using p::is_output;
 bool generated(const p::BufferDesc& d) {
   return d.source != static_cast<uint32_t>(p::Source::kArena);
-}
-bool is_output(uint32_t role) {
-  return role == static_cast<uint32_t>(p::Role::kOutput) ||
-         role == static_cast<uint32_t>(p::Role::kInOut);
 }
 
 // Checks a request against the arena: sizes that fit, offsets that do not overflow.

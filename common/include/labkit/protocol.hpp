@@ -137,6 +137,16 @@ inline constexpr uint32_t kMaxOffsetBytes = 256;
 inline constexpr uint64_t kGuardBytes = uint64_t{1} << 16;
 
 inline uint64_t buffer_bytes(const BufferDesc& b) { return b.count * b.elem_size; }
+// A role on the wire (BufferDesc::role): read by the launcher (input, inout) or written by it
+// (output, inout).
+inline bool is_input(uint32_t role) {
+  return role == static_cast<uint32_t>(Role::kInput) ||
+         role == static_cast<uint32_t>(Role::kInOut);
+}
+inline bool is_output(uint32_t role) {
+  return role == static_cast<uint32_t>(Role::kOutput) ||
+         role == static_cast<uint32_t>(Role::kInOut);
+}
 
 // The generator seed of buffer `b` for a benchmark call drawn from `seed`: the worker and the
 // judge's baseline draw the same inputs with it.
