@@ -71,6 +71,16 @@ def default_lock_path() -> Path:
 DEFAULT_LOCK: Path | None = None
 
 
+def memory_lock_path(path: Path | None = None) -> Path:
+    """The GPU's memory lock, beside its GPU lock (same folder, `.memory` added): the test
+    judges take it exclusively around calls of more than 4 GiB of buffers and their own large
+    work on the GPU (labkit::MemoryLock), so the large tests of gradings side by side take turns
+    instead of failing to allocate and retrying. Opened by the judges (as this user); the
+    folder is the GPU lock's, which gpu_lock() has checked and made by then."""
+    path = Path(path or DEFAULT_LOCK or default_lock_path())
+    return path.with_name(path.name + ".memory")
+
+
 def _ensure_dir(directory: Path, uid: int) -> None:
     """The lock's directory: made 0700 when missing; refused when it is a link or not a
     directory, or when someone else could replace the lock file in it: it must be ours and

@@ -625,7 +625,8 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 run = gtest.run_judge(test.path, union, count, worker=lab_paths.worker.path,
                                       routes=lab_paths.worker_routes,
                                       seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
-                                      sanitizer=sanitizer, memcheck=sanitize)
+                                      sanitizer=sanitizer, memcheck=sanitize,
+                                      memory_lock=gpulock.memory_lock_path())
         except RuntimeError as e:
             _lab_error(cfg, lab, str(e))
             return False

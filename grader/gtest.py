@@ -101,9 +101,11 @@ def worker_args(worker: Path, routes: dict | None = None) -> list:
 
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
                   sanitizer: str | None, fd: int, memcheck: bool = True,
-                  routes: dict | None = None) -> list:
+                  routes: dict | None = None, memory_lock: Path | None = None) -> list:
     """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
-    and memcheck re-runs of failing calls; `memcheck` False turns off only the latter."""
+    and memcheck re-runs of failing calls; `memcheck` False turns off only the latter.
+    `memory_lock`: the GPU's memory lock file (gpulock.memory_lock_path), which large calls
+    take in turns."""
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
            f"--labkit-results-fd={fd}", "--labkit-seed-stdin", *worker_args(worker, routes),
            f"--labkit-call-timeout={call_timeout_s:g}"]
@@ -111,12 +113,15 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
         cmd.append(f"--labkit-sanitizer={sanitizer}")
         if not memcheck:
             cmd.append("--labkit-memcheck=0")
+    if memory_lock is not None:
+        cmd.append(f"--labkit-memory-lock={Path(memory_lock).absolute()}")
     return cmd
 
 
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
-              env: dict | None = None, routes: dict | None = None) -> JudgeRun:
+              env: dict | None = None, routes: dict | None = None,
+              memory_lock: Path | None = None) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process.
 
     `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s
@@ -127,7 +132,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
-                                         fd, memcheck, routes),
+                                         fd, memcheck, routes, memory_lock),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env())
         except OSError as e:

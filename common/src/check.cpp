@@ -1,7 +1,10 @@
 #include "labkit/check.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <sstream>
 
 #include "labkit/cuda_check.hpp"
@@ -112,9 +115,10 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
 constexpr int kOutOfMemoryRetries = 12;
 constexpr unsigned kOutOfMemoryPauseS = 5;
 
+static uint64_t call_bytes(const OpCall& call);
+
 static bool could_fit(const OpCall& call) {
-  uint64_t bytes = 0;
-  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
+  const uint64_t bytes = call_bytes(call);
   size_t free_bytes = 0, total_bytes = 0;
   if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
     cudaGetLastError();
@@ -123,7 +127,27 @@ static bool could_fit(const OpCall& call) {
   return bytes < total_bytes / 10 * 9;
 }
 
+MemoryLock::MemoryLock(bool large) {
+  const std::string& path = worker_options().memory_lock;
+  if (!large || path.empty()) return;
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
+  if (fd_ < 0) return;
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+MemoryLock::~MemoryLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
+}
+
+static uint64_t call_bytes(const OpCall& call) {
+  uint64_t bytes = 0;
+  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
+  return bytes;
+}
+
 ::testing::AssertionResult check(const CheckSpec& spec) {
+  const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes);
   OpResult r = worker_for(spec.call.variant).run(spec.call);
   for (int retry = 0; retry < kOutOfMemoryRetries && r.outcome == Outcome::kRefused &&
                       r.cuda_error == static_cast<int>(cudaErrorMemoryAllocation) &&

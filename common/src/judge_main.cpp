@@ -88,6 +88,9 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       options.call_timeout_s = s;
     } else if (take(argv[i], "--labkit-sanitizer", &v)) {
       options.sanitizer = v;
+    } else if (take(argv[i], "--labkit-memory-lock", &v)) {
+      if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-memory-lock: an absolute path, not '" + v + "'");
+      options.memory_lock = v;
     } else if (take(argv[i], "--labkit-memcheck", &v)) {
       if (v != "0" && v != "1") throw std::invalid_argument("--labkit-memcheck: 0 or 1, not '" + v + "'");
       options.memcheck = v == "1";

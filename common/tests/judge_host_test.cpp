@@ -4,7 +4,9 @@
 // what it is, and never a pass. And the confinement itself: a worker confined by
 // labkit::sandbox (as every real worker is once CUDA is up) that tries a forbidden call dies
 // with a message naming it.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "labkit/check.hpp"
 #include "labkit/judge.hpp"
 #include "labkit/judge_main.hpp"
 
@@ -260,6 +263,45 @@ TEST(JudgeHost, WorkerForRoutesEachVariantToItsBinary) {
   EXPECT_EQ(r.outcome, Outcome::kProtocolError) << r.message;
   // Any other variant: the judge's shared worker.
   EXPECT_EQ(&worker_for("not_routed"), &shared_worker());
+}
+
+// Large calls of gradings side by side take turns: MemoryLock holds the file given by
+// --labkit-memory-lock exclusively while it lives, and only for a large call.
+TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {
+  const WorkerOptions saved = worker_options();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("labkit-memory-lock-" + std::to_string(::getpid()))).string();
+  EXPECT_THROW(parse({"--labkit-memory-lock=relative/lock"}), std::invalid_argument);
+  set_worker_options(saved);
+  parse({"--labkit-memory-lock=" + path});
+  EXPECT_EQ(worker_options().memory_lock, path);
+  // Whether another open file description could take the lock now.
+  const auto free_now = [&] {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return false;
+    const bool got = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return got;
+  };
+  {
+    const MemoryLock small(false);
+    EXPECT_TRUE(free_now()) << "a small call takes no lock";
+  }
+  {
+    const MemoryLock large(true);
+    EXPECT_FALSE(free_now()) << "a large call holds the lock";
+  }
+  EXPECT_TRUE(free_now()) << "released when the call is done";
+  set_worker_options(saved);
+  {
+    WorkerOptions none = saved;
+    none.memory_lock.clear();
+    set_worker_options(none);
+    const MemoryLock large(true);  // no lock given: nothing to hold
+    set_worker_options(saved);
+    EXPECT_TRUE(free_now());
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

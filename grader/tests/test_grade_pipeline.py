@@ -167,6 +167,11 @@ class GradeLabTest(TempDirTest):
         self.assertIn("--gtest_filter=*MatmulPublic*:*MatmulHidden*", test_runs[0]["argv"])
         self.assertIn(f"--labkit-worker={self.build.worker}", test_runs[0]["argv"])
         self.assertIn("--labkit-call-timeout=10", test_runs[0]["argv"])
+        # Large calls take turns with other gradings' through the lock beside the GPU lock.
+        lock = gpulock.memory_lock_path()
+        self.assertEqual(lock.parent,
+                         Path(gpulock.DEFAULT_LOCK or gpulock.default_lock_path()).parent)
+        self.assertIn(f"--labkit-memory-lock={lock.absolute()}", test_runs[0]["argv"])
 
     def test_a_helper_worker_gets_its_variants_in_tests_and_benchmarks(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.03), helper=True)

@@ -52,11 +52,29 @@ struct CheckSpec {
 ::testing::AssertionResult check_races(const CheckSpec& spec);
 bool sanitizer_available();
 
-// Runs `fn`, the judge's own work on the GPU (a reference over inputs drawn on the device),
-// again after a pause while the GPU's memory is taken by other gradings' tests (cudaMalloc
-// failing), for up to a minute; then the error goes on.
+// A call with more than this many bytes of buffers is large: it holds the memory lock.
+inline constexpr uint64_t kLargeCallBytes = uint64_t{4} << 30;
+
+// Holds the GPU's memory lock (WorkerOptions::memory_lock) while it lives, when `large` and a
+// lock was given: large calls of all gradings on this GPU take turns. Never fails: without the
+// lock file the retries below still apply.
+class MemoryLock {
+ public:
+  explicit MemoryLock(bool large);
+  ~MemoryLock();
+  MemoryLock(const MemoryLock&) = delete;
+  MemoryLock& operator=(const MemoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// Runs `fn`, the judge's own work on the GPU (a reference over inputs drawn on the device,
+// gigabytes), holding the memory lock, and again after a pause while the GPU's memory is taken
+// by other gradings' tests (cudaMalloc failing), for up to a minute; then the error goes on.
 template <typename Fn>
 auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
+  const MemoryLock lock(true);
   for (int attempt = 0;; ++attempt) {
     try {
       return fn();

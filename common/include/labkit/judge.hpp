@@ -30,6 +30,11 @@ struct WorkerOptions {
   // library that is not loaded in a process cannot be found from it (the sandbox forbids
   // loading one), so only the variants named here can reach the helper, by any route.
   std::map<std::string, std::string> variant_paths;
+  // A lock file shared by every grading on this GPU (--labkit-memory-lock=PATH, from the
+  // grader): a call of more than kLargeCallBytes of buffers, and the judge's own large work on
+  // the GPU, hold it exclusively, so that large tests of gradings side by side take turns
+  // instead of failing to allocate and waiting ("" = no lock: the retries alone).
+  std::string memory_lock;
 };
 
 // Set by the judge's main from its command line (--labkit-worker, --labkit-worker-for,
