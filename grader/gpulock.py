@@ -1,7 +1,9 @@
 """One timed run on a GPU at a time: an advisory file lock shared by one user's graders.
 
 Correctness tests hold it shared (they may run side by side); a benchmark holds it
-exclusively, so no other grader's test or benchmark runs on the GPU while it is timed.
+exclusively, so no other grader's test or benchmark runs on the GPU while it is timed. Takers
+pass through a turnstile beside it (gpu_lock), so a waiting benchmark goes before tests that
+asked after it.
 
 The lock is per user: a file in a directory this user owns with mode 0700
 ($XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that is set, a directory, owned by us and private;
@@ -29,6 +31,7 @@ import errno
 import fcntl
 import os
 import stat
+import threading
 from pathlib import Path
 
 from grader.errors import EXIT_USAGE, GraderError
@@ -155,19 +158,71 @@ def _take(fd: int, mode: int, on_wait=None) -> None:
     fcntl.flock(fd, mode)
 
 
+def turnstile_path(path: Path) -> Path:
+    """The GPU lock's turnstile, beside it: every taker of the GPU lock passes through it."""
+    return path.with_name(path.name + ".turn")
+
+
+# This thread's exclusive holds of GPU locks: {path: depth}. A grading holds the GPU once for
+# all its benchmarks (grade.py); the per-lab gpu_lock() calls inside, in the same thread, are
+# then already covered (a second flock of the same file would wait for the first).
+_HELD = threading.local()
+
+
+def _held() -> dict:
+    if not hasattr(_HELD, "depth"):
+        _HELD.depth = {}
+    return _HELD.depth
+
+
 @contextlib.contextmanager
 def gpu_lock(shared: bool = False, path: Path | None = None, on_wait=None):
     """Holds the GPU lock (shared: correctness tests; exclusive: a benchmark). `on_wait`: called
-    once, before blocking, when another grader holds it (the caller's per-stage times)."""
+    once, before blocking, when another grader holds it (the caller's per-stage times).
+
+    Writers first: a taker passes through the turnstile (an exclusive flock of the file beside
+    the lock, held only while it takes the lock), so an exclusive taker waiting for the tests
+    that hold the lock shared keeps new tests out until it had its turn. Without it a benchmark
+    waited for a moment when no grader on the GPU was testing, which with several graders side
+    by side came minutes late. Inside this process's exclusive hold of the same lock, a nested
+    call (in the same thread) holds nothing more."""
     path = Path(path or DEFAULT_LOCK or default_lock_path())
     if os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1":
         shared = False
-    fd = open_lock(path)
-    try:
-        _take(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, on_wait)
+    key = str(path.absolute())
+    held = _held()
+    if held.get(key, 0) > 0:
+        held[key] += 1
         try:
             yield
         finally:
+            held[key] -= 1
+        return
+    waited = []
+
+    def wait_once():
+        if not waited and on_wait is not None:
+            on_wait()
+        waited.append(True)
+
+    fd = open_lock(path)
+    try:
+        turn = open_lock(turnstile_path(path), what="GPU lock's turnstile")
+        try:
+            _take(turn, fcntl.LOCK_EX, wait_once)
+            try:
+                _take(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX, wait_once)
+            finally:
+                fcntl.flock(turn, fcntl.LOCK_UN)
+        finally:
+            os.close(turn)
+        if not shared:
+            held[key] = 1
+        try:
+            yield
+        finally:
+            if not shared:
+                held.pop(key, None)
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)

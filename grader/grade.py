@@ -294,23 +294,33 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         cfg, lab, lab_paths = item
         score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings)
 
-    tests_then_benchmarks(built, tests_of, score, options.labs_at_once)
+    def hold_for_benchmarks(labs: list):
+        """The GPU, exclusively, once for every benchmark of this grading (each lab's benchmark
+        judge then runs inside it): one wait behind other graders' tests, not one per lab."""
+        if options.performance and any(cfg.performance for cfg, _, _ in labs):
+            return _gpu(result.stages)
+        return contextlib.nullcontext()
+
+    tests_then_benchmarks(built, tests_of, score, options.labs_at_once, hold_for_benchmarks)
 
 
-def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None) -> None:
+def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None,
+                          hold=None) -> None:
     """test(lab) for every lab, up to `at_once` of them side by side (None: all): their
     correctness tests share the GPU (the shared GPU lock; each judge has its own inputs and
     worker); then score(lab), in order, for each lab whose test(lab) returned True: its
-    benchmarks, alone on the GPU. A grading of several labs waits for its slowest lab's tests,
-    not for the sum of them."""
+    benchmarks, alone on the GPU, all of them inside hold(those labs) when given (a context
+    manager: the GPU lock held once for them all). A grading of several labs waits for its
+    slowest lab's tests, not for the sum of them."""
     at_once = max(1, min(len(labs), at_once or len(labs)))
     if at_once > 1:
         with concurrent.futures.ThreadPoolExecutor(at_once) as pool:
             tested = list(pool.map(test, labs))
     else:
         tested = [test(lab) for lab in labs]
-    for lab, ok in zip(labs, tested):
-        if ok:
+    passed = [lab for lab, ok in zip(labs, tested) if ok]
+    with hold(passed) if hold is not None and passed else contextlib.nullcontext():
+        for lab in passed:
             score(lab)
 
 

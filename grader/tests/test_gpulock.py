@@ -146,6 +146,55 @@ class GpuLockTest(unittest.TestCase):
             self.assertEqual(waits, ["x"])
 
 
+    def test_an_exclusive_taker_keeps_new_shared_takers_out(self):
+        """Writers first: a benchmark waiting for the tests that hold the lock shared is not
+        overtaken by tests that start after it began to wait."""
+        import threading
+        import time
+        path = self.tmp / "gpu.lock"
+        order = []
+        first = threading.Event()
+        release_first = threading.Event()
+
+        def test_holder():
+            with gpulock.gpu_lock(shared=True, path=path):
+                first.set()
+                release_first.wait(5)
+                order.append("first tests done")
+
+        def benchmark():
+            with gpulock.gpu_lock(path=path):
+                order.append("benchmark")
+
+        def later_tests():
+            with gpulock.gpu_lock(shared=True, path=path):
+                order.append("later tests")
+
+        threads = [threading.Thread(target=test_holder)]
+        threads[0].start()
+        self.assertTrue(first.wait(5))
+        threads.append(threading.Thread(target=benchmark))
+        threads[1].start()
+        time.sleep(0.3)                       # the benchmark is waiting now
+        threads.append(threading.Thread(target=later_tests))
+        threads[2].start()
+        time.sleep(0.3)
+        self.assertEqual(order, [], "the later tests wait behind the waiting benchmark")
+        release_first.set()
+        for t in threads:
+            t.join(5)
+        self.assertEqual(order, ["first tests done", "benchmark", "later tests"])
+
+    def test_a_nested_take_inside_an_exclusive_hold_holds_nothing_more(self):
+        path = self.tmp / "gpu.lock"
+        with gpulock.gpu_lock(path=path):
+            with gpulock.gpu_lock(path=path):           # would wait for itself otherwise
+                with gpulock.gpu_lock(shared=True, path=path):
+                    self.assertTrue(self.held(path, fcntl.LOCK_SH))
+            self.assertTrue(self.held(path, fcntl.LOCK_SH), "still held by the outer block")
+        self.assertFalse(self.held(path, fcntl.LOCK_EX), "released")
+
+
 class BuildLockTest(unittest.TestCase):
     """build_lock: one grading per build folder; the holder's pid for the one that waits."""
 

@@ -1240,7 +1240,7 @@ class TestsThenBenchmarksTest(unittest.TestCase):
     """grade.tests_then_benchmarks: the labs' tests side by side, then benchmarks one lab at a
     time, in order, only for labs whose tests ended without an error."""
 
-    def run_labs(self, labs, at_once, meet):
+    def run_labs(self, labs, at_once, meet, hold=False):
         events, lock = [], threading.Lock()
         barrier = threading.Barrier(meet, timeout=1)
 
@@ -1253,8 +1253,22 @@ class TestsThenBenchmarksTest(unittest.TestCase):
         def score(lab):
             with lock:
                 events.append(("score", lab))
-        grade.tests_then_benchmarks(labs, test, score, at_once)
+
+        @contextlib.contextmanager
+        def held(passed):
+            events.append(("hold", tuple(passed)))
+            yield
+            events.append(("release",))
+        grade.tests_then_benchmarks(labs, test, score, at_once, held if hold else None)
         return events
+
+    def test_the_benchmarks_of_all_labs_inside_one_hold(self):
+        events = self.run_labs(["a", "lab-error", "c"], None, meet=3, hold=True)
+        self.assertEqual(events[3:], [("hold", ("a", "c")), ("score", "a"), ("score", "c"),
+                                      ("release",)])
+        # No lab to score: nothing held.
+        events = self.run_labs(["lab-error"], None, meet=1, hold=True)
+        self.assertEqual(events, [("test", "lab-error")])
 
     def test_all_labs_tests_at_once_then_scores_in_order(self):
         labs = ["a", "lab-error", "c"]
