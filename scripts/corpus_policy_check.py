@@ -8,16 +8,22 @@ check the lab's status against the case's `build`:
             string in what the student reads (the lab message, the policy's violations);
   fail      status 'build_failed', and every `feedback` string in the build log or message;
   ok        it built and was not refused: status 'no_gpu' (or 'graded' where a GPU shows).
-Cases run one after another in one shared build directory, so only the student's file is
-recompiled between them. Prints a table; the last line is "N passed, N failed".
+The labs are shared out among --jobs graders running side by side (default: 2, at most one
+per CPU), a lab's cases all to one of them; each grader grades its cases one after another in a
+build directory of its own (DIR, DIR-2, ...), so only the student's file is recompiled between
+them. Prints a table; the last line is "N passed, N failed".
 
   python3 scripts/corpus_policy_check.py [--labs LAB ...] [--cases NAME ...] [--build-dir DIR]
+                                         [--jobs N]
 Exit status 0 when every case got its build verdict, 1 otherwise, 2 on bad arguments."""
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -69,6 +75,20 @@ def _why(lab: dict) -> str:
     return f": {text[:300]}" if text else ""
 
 
+def share_labs(cases: list, jobs: int) -> list:
+    """The cases in at most `jobs` shares, a lab's cases all in one share (its judges are built
+    once), the largest labs first to the share with the fewest cases; each share in corpus
+    order. No empty share."""
+    by_lab = {}
+    for case in cases:
+        by_lab.setdefault(case.lab, []).append(case)
+    shares = [[] for _ in range(max(1, min(jobs, len(by_lab))))]
+    for lab in sorted(by_lab, key=lambda lab: -len(by_lab[lab])):
+        min(shares, key=len).extend(by_lab[lab])
+    order = {case.id: i for i, case in enumerate(cases)}
+    return [sorted(share, key=lambda case: order[case.id]) for share in shares]
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--labs", nargs="+", metavar="LAB", help="only these labs (default: all)")
@@ -79,7 +99,12 @@ def main(argv=None) -> int:
                          "levels below the repository: incbin_solution_asm counts on it)")
     ap.add_argument("--out", type=Path, default=gc.REPO / "build" / "corpus-policy-results",
                     help="staged submissions and results JSON (default: build/corpus-policy-results)")
+    ap.add_argument("--jobs", "-j", type=int, default=min(2, os.cpu_count() or 1), metavar="N",
+                    help="graders side by side, each with its labs and build directory "
+                         "(default: 2, at most one per CPU)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error("--jobs takes a whole number >= 1")
     labs = gc.resolve_labs(args.labs)
     cases = gc.load_corpus(labs, args.cases)
     if not cases:
@@ -89,20 +114,35 @@ def main(argv=None) -> int:
     args.build_dir.mkdir(parents=True, exist_ok=True)
     hide_gpu = {"CUDA_VISIBLE_DEVICES": ""}
     t0 = time.monotonic()
-    rows = []
-    warm = False  # until one case has built, the next grading may build the whole harness
-    for i, case in enumerate(cases):
-        root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
-        graded = gc.run_grader(gc.GradeArgs(labs=(case.lab,), submission=root,
-                                            output=args.out / f"{case.lab}-{case.name}.json",
-                                            build_dir=args.build_dir, performance=False),
-                               limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S, env=hide_gpu)
-        row = check(case, graded)
-        warm |= row["got"] in ("no_gpu", "graded")
-        rows.append(row)
-        print(f"[{time.monotonic() - t0:5.0f} s] {'ok ' if not row['problems'] else 'BAD'} "
-              f"{i + 1:3d}/{len(cases)} {case.id} -> {row['got']} ({row['seconds']:.0f} s)",
-              flush=True)
+    shares = share_labs(cases, args.jobs)
+    rows = {}
+    done = []
+    printing = threading.Lock()
+
+    def grade_share(k: int, share: list) -> None:
+        build_dir = args.build_dir if k == 0 else args.build_dir.with_name(
+            f"{args.build_dir.name}-{k + 1}")
+        build_dir.mkdir(parents=True, exist_ok=True)
+        warm = False  # until one case has built, the next grading may build the whole harness
+        for case in share:
+            root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
+            graded = gc.run_grader(gc.GradeArgs(labs=(case.lab,), submission=root,
+                                                output=args.out / f"{case.lab}-{case.name}.json",
+                                                build_dir=build_dir, performance=False),
+                                   limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S, env=hide_gpu)
+            row = check(case, graded)
+            warm |= row["got"] in ("no_gpu", "graded")
+            with printing:
+                rows[case.id] = row
+                done.append(case.id)
+                print(f"[{time.monotonic() - t0:5.0f} s] "
+                      f"{'ok ' if not row['problems'] else 'BAD'} {len(done):3d}/{len(cases)} "
+                      f"{case.id} -> {row['got']} ({row['seconds']:.0f} s)", flush=True)
+
+    with concurrent.futures.ThreadPoolExecutor(len(shares)) as pool:
+        for f in [pool.submit(grade_share, k, share) for k, share in enumerate(shares)]:
+            f.result()
+    rows = [rows[case.id] for case in cases]
 
     print("\n=== corpus policy check: case, expected build, lab status, policy rules, seconds ===")
     for r in rows:
