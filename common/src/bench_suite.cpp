@@ -8,7 +8,6 @@
 #include <string>
 
 #include <benchmark/benchmark.h>
-#include <cuda.h>
 
 #include "labkit/bench.hpp"
 #include "labkit/check.hpp"
@@ -46,26 +45,6 @@ std::string worker_problem(const std::string& when, Outcome o, const std::string
   return os.str();
 }
 
-// The size of the device allocation that holds `ptr` (cuMemGetAddressRange, found through the
-// runtime: the judges do not link the driver library, so they still start without a GPU).
-size_t allocation_size(const void* ptr) {
-  using Range = CUresult (*)(CUdeviceptr*, size_t*, CUdeviceptr);
-  static Range range = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 12000,
-                                                cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-      throw std::runtime_error("the CUDA driver has no cuMemGetAddressRange");
-    }
-    return reinterpret_cast<Range>(fn);
-  }();
-  CUdeviceptr base = 0;
-  size_t size = 0;
-  if (range(&base, &size, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return 0;
-  return reinterpret_cast<CUdeviceptr>(ptr) == base ? size : 0;
-}
-
 // The shift segment of a conv input (Source::kConvX, kConvW): its last two dims, H*W of x's
 // {N, C_in, H, W} or K*K of w's {C_out, C_in, K, K}; 0 for the other sources.
 size_t plane(const BufferSpec& spec) {
@@ -101,7 +80,7 @@ class SharedBuffers {
       }
       mapped_.push_back(static_cast<char*>(base));
       const size_t need = round_to_words(spec.bytes()) + 2 * protocol::kGuardBytes;
-      if (allocation_size(base) < need) {
+      if (device_allocation_size(base) < need) {
         throw Failed(whose + " handed over a buffer " + spec.name + " smaller than asked for");
       }
       write_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes);

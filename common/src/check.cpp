@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <stdexcept>
+#include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "labkit/cuda_check.hpp"
@@ -147,7 +151,8 @@ static uint64_t call_bytes(const OpCall& call) {
 }
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
-  const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes);
+  // A check on the device allocates the judge's reference beside the worker's buffers.
+  const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes || spec.call.keep_on_device);
   OpResult r = worker_for(spec.call.variant).run(spec.call);
   for (int retry = 0; retry < kOutOfMemoryRetries && r.outcome == Outcome::kRefused &&
                       r.cuda_error == static_cast<int>(cudaErrorMemoryAllocation) &&
@@ -196,8 +201,38 @@ static uint64_t call_bytes(const OpCall& call) {
                   " (inputs are read-only)\n";
     }
   }
+  static const bool log_time = std::getenv("LABKIT_CPU_LOG") != nullptr;
+  if (spec.call.keep_on_device) {
+    if (!spec.right_on_device) throw std::invalid_argument("labkit::check: keep_on_device without right_on_device");
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool right =
+        problems.empty() && retry_out_of_memory([&] { return spec.right_on_device(r.device_outputs); });
+    if (log_time) {
+      std::printf("labkit-cpu: the judge's check on the device took %.1f ms\n",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::fflush(stdout);
+    }
+    if (right) {
+      g_some_check_passed = true;
+      return ::testing::AssertionSuccess();
+    }
+    // Wrong (or a canary or input problem): the outputs to the host, for verify's report.
+    std::vector<Bytes> host(spec.call.buffers.size());
+    for (size_t b = 0; b < host.size(); ++b) {
+      if (r.device_outputs.at(b) == nullptr) continue;
+      host[b].resize(spec.call.buffers[b].bytes());
+      CUDA_CHECK(cudaMemcpy(host[b].data(), r.device_outputs[b], host[b].size(), cudaMemcpyDeviceToHost));
+    }
+    r.outputs.assign(1, std::move(host));
+  }
   for (size_t call = 0; call < r.outputs.size(); ++call) {
+    const auto t0 = std::chrono::steady_clock::now();
     const Verdict wrong = spec.verify(static_cast<int>(call), r.outputs[call]);
+    if (log_time) {
+      std::printf("labkit-cpu: the judge's check of call %zu took %.1f ms\n", call + 1,
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::fflush(stdout);
+    }
     if (!wrong.ok() || (!problems.empty() && call + 1 == r.outputs.size())) {
       g_failure_kind = "failed";
       record_where(wrong.where);

@@ -138,6 +138,7 @@ class Runner {
     const auto op = static_cast<p::Op>(req.op);
     if (op == p::Op::kHello) return hello(reply);
     if (op == p::Op::kPing) return reply;
+    kept_.clear();  // the last call's outputs the judge read on the device
     if (op != p::Op::kBenchTimed) {
       const std::string problem = validate(req, arena_.size());
       if (!problem.empty()) return bad(reply, problem);
@@ -273,6 +274,10 @@ class Runner {
       set_message(reply, std::string("no variant named ") + req.variant);
       return reply;
     }
+    const bool keep = (req.flags & p::kFlagKeepOnDevice) != 0;
+    if (keep && (req.calls != 1 || (req.flags & p::kFlagCapture) != 0 || g_guard_bytes != p::kGuardBytes)) {
+      return bad(reply, "outputs kept on the device: one call, not captured, with canaries");
+    }
     std::vector<std::unique_ptr<GuardedBuffer>> bufs;
     std::vector<void*> ptrs;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
@@ -329,7 +334,12 @@ class Runner {
         const p::BufferDesc& d = req.buffers[b];
         const uint64_t bytes = p::buffer_bytes(d);
         merge(bufs[b]->check(), reply.guards[b]);
-        if (is_output(d.role)) {
+        if (is_output(d.role) && keep) {
+          cudaIpcMemHandle_t handle;
+          static_assert(sizeof(handle) == p::kIpcHandleBytes, "protocol::kIpcHandleBytes");
+          CUDA_CHECK(cudaIpcGetMemHandle(&handle, bufs[b]->allocation()));
+          std::memcpy(reply.ipc_handles[b], &handle, sizeof(handle));
+        } else if (is_output(d.role)) {
           CUDA_CHECK(cudaMemcpy(arena_.at(d.out_offset + c * bytes), bufs[b]->data(), bytes,
                                 cudaMemcpyDeviceToHost));
         } else if (generated(d)) {
@@ -347,6 +357,7 @@ class Runner {
       }
     }
     reply.failed_call = 0;
+    if (keep) kept_ = std::move(bufs);
     return reply;
   }
 
@@ -435,6 +446,7 @@ class Runner {
   bool bench_ready_ = false;
   p::Request bench_req_;
   std::vector<std::unique_ptr<DeviceBuffer<char>>> bench_bufs_;  // shared with the judge
+  std::vector<std::unique_ptr<GuardedBuffer>> kept_;  // kFlagKeepOnDevice: until the next request
   std::vector<void*> bench_ptrs_;
 };
 

@@ -92,6 +92,71 @@ TEST(WorkerGpu, HonoursBufferOffsetsAndGeneratedInputs) {
   EXPECT_TRUE(contains(written.message(), "changed its input A")) << written.message();
 }
 
+// keep_on_device: the outputs stay in the worker's buffers and are checked where they are
+// (right_on_device gets them mapped into the judge); `verify` runs only when that check says
+// wrong or a canary or input problem needs the report, on the outputs brought to the host.
+TEST(WorkerGpu, KeptOutputsAreCheckedOnTheDeviceAndReportedFromTheHost) {
+  LABKIT_REQUIRE_GPU();
+  const int M = 4, N = 64, K = 16;
+  const uint64_t seed = 0xBEEF;
+  struct Counts {
+    int device = 0, host = 0;
+  };
+  // probe writes C = {A's offset, B's offset, 0, A...}: right when A is the judge's draw.
+  auto right = [=](const std::vector<float>& got) {
+    if (got[0] != 0 || got[1] != 0 || got[2] != 0) return false;
+    for (int i = 0; i < M * K; ++i) {
+      if (got[3 + i] != uniform_f32(protocol::source_seed(seed, 0), i, -2.0f, 3.0f)) return false;
+    }
+    return true;
+  };
+  auto make_spec = [=](const std::string& variant, bool device_says, std::shared_ptr<Counts> n) {
+    CheckSpec s;
+    s.what = variant + " with its outputs kept on the device";
+    s.call.variant = variant;
+    s.call.params = mm::Sig::params(M, N, K);
+    s.call.buffers = buffer_specs(mm::Sig::kBufs, mm::Sig::Sizes{M, N, K});
+    BufferSpec& A = s.call.buffers[mm::Sig::kA];
+    A.source = protocol::Source::kUniformF32;
+    A.seed = seed;
+    A.lo = -2;
+    A.hi = 3;
+    std::vector<Bytes>& in = s.call.inputs.emplace_back(mm::Sig::kCount);
+    in[mm::Sig::kB] = Bytes(K * N * 4, 0);
+    s.call.keep_on_device = true;
+    s.right_on_device = [=](const std::vector<const void*>& out) {
+      ++n->device;
+      EXPECT_EQ(out[mm::Sig::kA], nullptr);  // an input
+      std::vector<float> got(M * N);
+      CUDA_CHECK(cudaMemcpy(got.data(), out.at(mm::Sig::kC), got.size() * 4, cudaMemcpyDeviceToHost));
+      EXPECT_TRUE(right(got));  // the worker's output, mapped here
+      return device_says;
+    };
+    s.verify = [=](int, const std::vector<Bytes>& out) -> Verdict {
+      ++n->host;
+      std::vector<float> got(M * N);
+      std::memcpy(got.data(), out.at(mm::Sig::kC).data(), got.size() * 4);
+      return right(got) ? Verdict{} : Verdict{"C is not what probe writes", ""};
+    };
+    return s;
+  };
+  auto n = std::make_shared<Counts>();
+  EXPECT_TRUE(check(make_spec("probe", true, n)));
+  EXPECT_EQ(n->device, 1);
+  EXPECT_EQ(n->host, 0);  // right on the device: nothing crossed the host
+  *n = Counts{};
+  // The device check says wrong: the outputs come to the host (the same bytes) for the report.
+  EXPECT_TRUE(check(make_spec("probe", false, n)));
+  EXPECT_EQ(n->device, 1);
+  EXPECT_EQ(n->host, 1);
+  *n = Counts{};
+  const ::testing::AssertionResult written = check(make_spec("writes_input", true, n));
+  EXPECT_FALSE(written);
+  EXPECT_TRUE(contains(written.message(), "changed its input A")) << written.message();
+  EXPECT_EQ(n->device, 0);
+  EXPECT_EQ(n->host, 1);
+}
+
 TEST(WorkerGpu, ExplainsEachWrongResult) {
   LABKIT_REQUIRE_GPU();
   const mm::Case shape{100, 70, 33, 5, 1};

@@ -34,6 +34,11 @@ struct CheckSpec {
   // mismatch report (what is wrong and where) and, for a comparison, its where data
   // (labkit::verdict(compare_result, lead) makes both).
   std::function<Verdict(int c, const std::vector<Bytes>& outputs)> verify;
+  // Optional, with call.keep_on_device (one call): checks the outputs where they are, on the GPU
+  // ([buffer] device pointers, nullptr for inputs), with the judge's own reference computed
+  // there: true when right. A wrong answer brings the outputs to the host, where `verify`
+  // writes the report. For outputs of gigabytes, which would otherwise cross the host twice.
+  std::function<bool(const std::vector<const void*>& outputs)> right_on_device;
   // Lab-specific advice appended to a launch error and to a fault.
   std::string launch_hint =
       "check the grid and block shape your launcher computes for this size (at most 1024 "
@@ -70,11 +75,10 @@ class MemoryLock {
 };
 
 // Runs `fn`, the judge's own work on the GPU (a reference over inputs drawn on the device,
-// gigabytes), holding the memory lock, and again after a pause while the GPU's memory is taken
-// by other gradings' tests (cudaMalloc failing), for up to a minute; then the error goes on.
+// gigabytes), and again after a pause while the GPU's memory is taken by other gradings' tests
+// (cudaMalloc failing), for up to a minute; then the error goes on.
 template <typename Fn>
-auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
-  const MemoryLock lock(true);
+auto retry_out_of_memory(Fn&& fn) -> decltype(fn()) {
   for (int attempt = 0;; ++attempt) {
     try {
       return fn();
@@ -84,6 +88,14 @@ auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
       ::sleep(5);
     }
   }
+}
+
+// retry_out_of_memory, holding the memory lock (not to be nested: a second lock of the same
+// file from this process would wait for the first).
+template <typename Fn>
+auto with_gpu_memory(Fn&& fn) -> decltype(fn()) {
+  const MemoryLock lock(true);
+  return retry_out_of_memory(fn);
 }
 
 // How a failed check ended, for the results stream: "failed", "crashed" or "timeout".

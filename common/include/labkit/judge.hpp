@@ -91,6 +91,9 @@ struct OpCall {
   std::vector<BufferSpec> buffers;
   std::vector<std::vector<Bytes>> inputs;  // [call][buffer]; empty for outputs; 1..8 calls
   bool capture = false;                    // record under stream capture (the stream rule)
+  // One call whose outputs stay on the GPU (OpResult::device_outputs) for a check there: the
+  // gigabytes of a large output never go through the host.
+  bool keep_on_device = false;
 };
 
 enum class Outcome {
@@ -113,6 +116,9 @@ struct OpResult {
   int cuda_error = 0;
   int failed_call = 0;
   std::vector<std::vector<Bytes>> outputs;  // [call][buffer]; empty for inputs
+  // keep_on_device: [buffer] the worker's output data, mapped into this process (nullptr for
+  // inputs); valid until this worker's next request. `outputs` is then empty.
+  std::vector<const void*> device_outputs;
   std::vector<protocol::GuardInfo> guards;  // per buffer, worst over the calls
   uint32_t inputs_changed = 0;              // bit b: input buffer b changed
   std::string log;                          // the worker's own output during the call (tail)
@@ -171,6 +177,11 @@ class Worker {
 // launcher may not do; the worker cannot start threads (sandbox.hpp), so one core's worth of
 // CPU work on a large call shows. Measured from outside (/proc/<pid>/stat).
 double host_cpu_allowance_ms(uint64_t bytes);
+
+// The size of the device allocation that starts at `ptr` (the driver's cuMemGetAddressRange,
+// found through the runtime: the judges do not link the driver library); 0 when `ptr` is not
+// the start of one.
+size_t device_allocation_size(const void* ptr);
 
 // The judge's worker for the variants without a worker of their own, started on first use with
 // worker_options().

@@ -77,6 +77,10 @@ struct BufferDesc {
 
 enum Flags : uint32_t {
   kFlagCapture = 1u << 0,   // record the launcher under stream capture, then replay the graph
+  kFlagKeepOnDevice = 1u << 1,  // kRun of one call: the outputs are not copied to the arena;
+                                // they stay in the worker's buffers until its next request, and
+                                // the reply's ipc_handles hold those buffers' allocations (the
+                                // data kGuardBytes + offset into each)
 };
 
 struct Request {
@@ -125,7 +129,8 @@ struct Reply {
   uint64_t nonce = 0;                  // the request's
   double event_ms = 0;        // kBenchTimed: between events on the stream (never trusted alone)
   char device[128] = {};
-  char ipc_handles[kMaxBuffers][kIpcHandleBytes] = {};  // kBenchSetup: one allocation a buffer
+  char ipc_handles[kMaxBuffers][kIpcHandleBytes] = {};  // kBenchSetup, kFlagKeepOnDevice: one
+                                                        // allocation a buffer
   uint32_t n_variants = 0;
   char variants[kMaxVariants][kNameLen] = {};
 };

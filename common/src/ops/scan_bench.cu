@@ -15,32 +15,23 @@
 #include "labkit/device_fill.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/scan.hpp"
+#include "labkit/ops/scan_device.hpp"
 
 namespace labkit::ops::scan {
 namespace {
 
 // CUB's exclusive scan of the benchmark's inputs (the timed baseline), and the reference every
-// timed student call is checked against: the same inputs scanned in double with their squares
-// (floats: the tests' random-walk bound), or as uint32 (ints: exact modulo 2^32).
+// timed student call is checked against (DeviceReference, labkit/ops/scan_device.hpp).
 class CubScan : public bench::Baseline {
  public:
-  CubScan(DType dtype, size_t n) : dtype_(dtype), n_(n), in_(n), out_(n) {
+  CubScan(DType dtype, size_t n) : dtype_(dtype), n_(n), in_(n), out_(n), reference_(dtype, n) {
     if (dtype_ == DType::kF32) {
-      x_ = DeviceBuffer<double>(n_);
-      ref_ = DeviceBuffer<double>(n_);
-      sq_ = DeviceBuffer<double>(n_);
-      size_t bytes = 0;
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, x_.get(), ref_.get(), n_));
-      ref_temp_bytes_ = bytes;
       CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes_, in_.get(), out_.get(), n_));
     } else {
-      iref_ = DeviceBuffer<uint32_t>(n_);
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, ref_temp_bytes_, u32(in_.get()),
-                                               iref_.get(), n_));
       CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes_, i32(in_.get()),
                                                i32(out_.get()), n_));
     }
-    temp_ = DeviceBuffer<char>(std::max<size_t>(std::max(temp_bytes_, ref_temp_bytes_), 1));
+    temp_ = DeviceBuffer<char>(std::max<size_t>(temp_bytes_, 1));
   }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
@@ -66,11 +57,7 @@ class CubScan : public bench::Baseline {
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
     if (outputs.size() <= Sig::kOut || outputs[Sig::kOut] == nullptr) return false;
     reference(s);
-    if (dtype_ == DType::kF32) {
-      return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kOut]), ref_.get(),
-                                     sq_.get(), n_, scale(), s) == 0;
-    }
-    return count_differences(outputs[Sig::kOut], iref_.get(), 4 * n_, s) == 0;
+    return reference_.count_wrong(outputs[Sig::kOut], s) == 0;
   }
 
   // The report of a wrong call (right_on_device found a wrong element, or could not look).
@@ -83,18 +70,14 @@ class CubScan : public bench::Baseline {
     const VectorLayout layout{n_, 4096, {}, "out"};
     Observed got = observe(outputs[Sig::kOut], dtype_);
     if (dtype_ == DType::kF32) {
-      std::vector<double> ref = ref_.download(), sq = sq_.download();
-      ref.resize(n_);
-      std::vector<double> bound(n_);
-      const double c = scale();
-      for (size_t i = 0; i < n_; ++i) bound[i] = c * (std::sqrt(sq[i]) + std::fabs(ref[i]));
+      std::vector<double> ref, bound;
+      reference_.download(&ref, &bound);
       const CompareResult r = compare_vector(got, ref, bound, layout);
       return r.ok() ? "" : "out differs from the exclusive scan in double: " + r.report();
     }
-    const std::vector<uint32_t> u = iref_.download();
-    std::vector<int64_t> ref(n_);
+    std::vector<int64_t> ref;
+    reference_.download(&ref);
     for (size_t i = 0; i < n_; ++i) {
-      ref[i] = static_cast<int32_t>(u[i]);
       if (got.unwritten[i] != 0 && got.ints[i] == ref[i]) got.unwritten[i] = 0;  // poison bits
     }
     const CompareResult r = compare_vector_exact(got, ref, layout);
@@ -103,33 +86,19 @@ class CubScan : public bench::Baseline {
 
  private:
   static int* i32(float* p) { return reinterpret_cast<int*>(p); }
-  static const uint32_t* u32(const float* p) { return reinterpret_cast<const uint32_t*>(p); }
-  double scale() const {
-    return kScanBoundC * std::sqrt(static_cast<double>(n_)) * std::ldexp(1.0, -24);
-  }
 
   // The reference of the last prepare()'s inputs, once per prepare().
   void reference(cudaStream_t s) {
     if (reference_ready_) return;
-    size_t bytes = ref_temp_bytes_;
-    if (dtype_ == DType::kF32) {
-      to_f64(in_.get(), x_.get(), n_, false, s);
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp_.get(), bytes, x_.get(), ref_.get(), n_, s));
-      to_f64(in_.get(), x_.get(), n_, true, s);
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp_.get(), bytes, x_.get(), sq_.get(), n_, s));
-    } else {
-      CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp_.get(), bytes, u32(in_.get()), iref_.get(),
-                                               n_, s));
-    }
+    reference_.compute(in_.get(), s);
     reference_ready_ = true;
   }
 
   DType dtype_;
   size_t n_;
   DeviceBuffer<float> in_, out_;  // ints live here too, as their bits
-  DeviceBuffer<double> x_, ref_, sq_;
-  DeviceBuffer<uint32_t> iref_;
-  size_t temp_bytes_ = 0, ref_temp_bytes_ = 0;
+  DeviceReference reference_;
+  size_t temp_bytes_ = 0;
   DeviceBuffer<char> temp_;
   bool reference_ready_ = false;
 };

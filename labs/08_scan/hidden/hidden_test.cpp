@@ -7,7 +7,8 @@
 //     GPU (a path taken only at the benchmark's size is checked like every other)
 //   2^31 + 2^20 + 7 (Past2p31), ints: n is a size_t, so an index, a tile offset or a count
 //     computed in 32 bits wraps; the prefixes leave the int range (exact modulo 2^32); 8.6 GB
-//     in and 8.6 GB out, drawn on the GPU, the reference drawn again on the judge's CPU
+//     in and 8.6 GB out, drawn on the GPU and checked there against the judge's own draw and
+//     scan (labkit/ops/scan_device.hpp); only a wrong output comes to the host, for the report
 //   repeat: three calls on the same buffers, fresh inputs, fresh garbage in the workspace (a
 //     status word or a tile counter not reset each call)
 //   stream: recorded into a CUDA graph from its stream and replayed: every launch and reset must

@@ -28,8 +28,9 @@ inline std::string param_name(const ::testing::TestParamInfo<Param>& info) {
 }
 
 // From 2^26 elements (256 MiB) the inputs are drawn on the GPU by the worker (the same
-// distributions) and the judge draws them again on the CPU for its reference: nothing that size
-// goes through the host twice. The sizes below stay on the host, so both paths are tested.
+// distributions) and the output is checked there against the judge's own draw and scan:
+// nothing that size goes through the host. The sizes below stay on the host, so both paths are
+// tested.
 inline constexpr size_t kDeviceInputsFrom = size_t{1} << 26;
 
 inline sc::Case make_case(size_t n, sc::DType dtype, uint64_t seed, int calls = 1) {

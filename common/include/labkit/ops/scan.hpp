@@ -40,8 +40,10 @@ struct Case {
   uint32_t in_offset = 0;   // `in` starts this many elements past a 256-byte aligned address
                             // (0..63): the interface allows any pointer
   bool device_inputs = false;  // `in` and the workspace garbage drawn on the device by the
-                               // worker; the judge draws the same numbers on the CPU for its
-                               // reference (sizes that must not be sent through the host)
+                               // worker; with one call, the output is checked on the device
+                               // against the judge's own draw (scan_device.hpp), else the
+                               // judge draws the same numbers on the CPU for its reference
+                               // (sizes that must not be sent through the host)
 };
 
 CheckSpec spec(const std::string& variant, const Case& c);

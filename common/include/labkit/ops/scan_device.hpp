@@ -1,0 +1,45 @@
+// The scan family's reference on the GPU (scan.hpp): the exclusive scan of inputs already on
+// the device, by CUB, in double with the prefix of the squares (floats: the tests' bound) or as
+// uint32 (ints: exact modulo 2^32), and how many elements of an output it does not accept. The
+// benchmark checks every timed call with it; the tests whose inputs were drawn on the device
+// check their outputs with it where they are (right_on_device), so gigabytes never cross the
+// host. When an output is wrong, the host's comparison writes the report.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "labkit/device_buffer.hpp"
+#include "labkit/judge.hpp"
+#include "labkit/ops/scan.hpp"
+
+namespace labkit::ops::scan {
+
+class DeviceReference {
+ public:
+  DeviceReference(DType dtype, size_t n);
+  // The reference of `in`: n floats, or n ints (as their bits), on the device.
+  void compute(const void* in, cudaStream_t s);
+  // How many elements of `out` (n, on the device) the last compute() does not accept.
+  uint64_t count_wrong(const void* out, cudaStream_t s) const;
+  // The last compute()'s reference on the host: floats' prefixes and bounds, ints' prefixes.
+  void download(std::vector<double>* ref, std::vector<double>* bound) const;
+  void download(std::vector<int64_t>* ref) const;
+
+ private:
+  double scale() const;
+  DType dtype_;
+  size_t n_;
+  DeviceBuffer<double> x_, ref_, sq_;
+  DeviceBuffer<uint32_t> iref_;
+  size_t temp_bytes_ = 0;
+  DeviceBuffer<char> temp_;
+};
+
+// The check of one test call whose `in` was drawn on the device (`in` describes how: source,
+// seed, range): the judge draws the same numbers on its own memory, scans them and counts.
+bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out);
+
+}  // namespace labkit::ops::scan
