@@ -18,10 +18,10 @@ How the machine is shared:
     gpulock.build_lock): builds run in parallel on the CPUs and only the student files
     recompile from one submission to the next;
   - each process is given one GPU (CUDA_VISIBLE_DEVICES) and that GPU's lock file
-    (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock for its tests
-    and its benchmarks (grader/gpulock.py), so the GPU part of the gradings runs one
-    submission at a time per GPU while the others build, and several GPUs are separate
-    workers.
+    (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock once, from its
+    first test to its last benchmark (gpulock.whole_grading; its own labs' tests run side by
+    side inside it), so the GPU part of the gradings runs one submission at a time per GPU
+    while the others build, and several GPUs are separate workers.
 
 What is written under OUT:
   results/<name>.json   the grader's results (moved into place once complete)

@@ -5,6 +5,10 @@ exclusively, so no other grader's test or benchmark runs on the GPU while it is 
 pass through a turnstile beside it (gpu_lock), so a waiting benchmark goes before tests that
 asked after it.
 
+With LABS_GPU_LOCK_EXCLUSIVE=1 (grader/batch.py sets it) a grading holds the lock exclusively
+once, from its first test to its last benchmark (whole_grading): its own labs' tests still run
+side by side, no other grading's run on the GPU meanwhile, and the others build on the CPUs.
+
 The lock is per user: a file in a directory this user owns with mode 0700
 ($XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that is set, a directory, owned by us and private;
 else /tmp/cuda-labs-<uid>/gpu.lock). A shared lock in /tmp could be created first, or held
@@ -175,6 +179,34 @@ def _held() -> dict:
     return _HELD.depth
 
 
+# This process's whole-grading holds (whole_grading): {path: depth}, seen by every thread.
+_PROCESS_HELD: dict = {}
+_PROCESS_HELD_LOCK = threading.Lock()
+
+
+def whole_grading_requested() -> bool:
+    """LABS_GPU_LOCK_EXCLUSIVE=1: a grading holds the GPU alone from its first test to its last
+    benchmark (grader/batch.py: one grading at a time on each GPU while the others build)."""
+    return os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1"
+
+
+@contextlib.contextmanager
+def whole_grading(path: Path | None = None, on_wait=None):
+    """Holds the GPU lock exclusively for this process: every gpu_lock() inside, in any of its
+    threads (the labs of one grading, tested side by side), holds nothing more."""
+    key = str(Path(path or DEFAULT_LOCK or default_lock_path()).absolute())
+    with gpu_lock(path=path, on_wait=on_wait):
+        with _PROCESS_HELD_LOCK:
+            _PROCESS_HELD[key] = _PROCESS_HELD.get(key, 0) + 1
+        try:
+            yield
+        finally:
+            with _PROCESS_HELD_LOCK:
+                _PROCESS_HELD[key] -= 1
+                if _PROCESS_HELD[key] == 0:
+                    del _PROCESS_HELD[key]
+
+
 @contextlib.contextmanager
 def gpu_lock(shared: bool = False, path: Path | None = None, on_wait=None):
     """Holds the GPU lock (shared: correctness tests; exclusive: a benchmark). `on_wait`: called
@@ -185,11 +217,14 @@ def gpu_lock(shared: bool = False, path: Path | None = None, on_wait=None):
     that hold the lock shared keeps new tests out until it had its turn. Without it a benchmark
     waited for a moment when no grader on the GPU was testing, which with several graders side
     by side came minutes late. Inside this process's exclusive hold of the same lock, a nested
-    call (in the same thread) holds nothing more."""
+    call (in the same thread, or in any thread inside whole_grading) holds nothing more."""
     path = Path(path or DEFAULT_LOCK or default_lock_path())
-    if os.environ.get("LABS_GPU_LOCK_EXCLUSIVE") == "1":
-        shared = False
     key = str(path.absolute())
+    with _PROCESS_HELD_LOCK:
+        inside_whole_grading = _PROCESS_HELD.get(key, 0) > 0
+    if inside_whole_grading:
+        yield
+        return
     held = _held()
     if held.get(key, 0) > 0:
         held[key] += 1

@@ -272,36 +272,39 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
         return
 
-    if options.performance and any(cfg.performance for cfg, _, _ in built):
-        progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
-        with timed(result.stages, "GPU ceilings"):
-            gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
-    # Every measured benchmark is checked against them; without them its points are withheld.
-    ceilings = gpu.get("ceilings") or {"error": "the ceilings were not measured"}
+    # In a batch (LABS_GPU_LOCK_EXCLUSIVE=1): the GPU alone from the ceilings to the last
+    # benchmark, this grading's labs tested side by side; other gradings build meanwhile.
+    with _whole_grading(result.stages):
+        if options.performance and any(cfg.performance for cfg, _, _ in built):
+            progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
+            with timed(result.stages, "GPU ceilings"):
+                gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
+        # Every measured benchmark is checked against them; without them its points are withheld.
+        ceilings = gpu.get("ceilings") or {"error": "the ceilings were not measured"}
 
-    # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
-    sanitizer = judge.find_sanitizer()
-    if options.test_timeout_s is not None:
-        built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
-                 for cfg, lab, lab_paths in built]
+        # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
+        sanitizer = judge.find_sanitizer()
+        if options.test_timeout_s is not None:
+            built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
+                     for cfg, lab, lab_paths in built]
 
-    def tests_of(item) -> bool:
-        cfg, lab, lab_paths = item
-        return test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=options.sanitize,
-                        sanitizer=sanitizer)
+        def tests_of(item) -> bool:
+            cfg, lab, lab_paths = item
+            return test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=options.sanitize,
+                            sanitizer=sanitizer)
 
-    def score(item) -> None:
-        cfg, lab, lab_paths = item
-        score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings)
+        def score(item) -> None:
+            cfg, lab, lab_paths = item
+            score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings)
 
-    def hold_for_benchmarks(labs: list):
-        """The GPU, exclusively, once for every benchmark of this grading (each lab's benchmark
-        judge then runs inside it): one wait behind other graders' tests, not one per lab."""
-        if options.performance and any(cfg.performance for cfg, _, _ in labs):
-            return _gpu(result.stages)
-        return contextlib.nullcontext()
+        def hold_for_benchmarks(labs: list):
+            """The GPU, exclusively, once for every benchmark of this grading (each lab's benchmark
+            judge then runs inside it): one wait behind other graders' tests, not one per lab."""
+            if options.performance and any(cfg.performance for cfg, _, _ in labs):
+                return _gpu(result.stages)
+            return contextlib.nullcontext()
 
-    tests_then_benchmarks(built, tests_of, score, options.labs_at_once, hold_for_benchmarks)
+        tests_then_benchmarks(built, tests_of, score, options.labs_at_once, hold_for_benchmarks)
 
 
 def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None,
@@ -709,6 +712,23 @@ def _gpu(stages: list, shared: bool = False):
         if waited:
             add_stage(stages, "wait: GPU", time.monotonic() - t0)
         yield
+
+
+def _whole_grading(stages: list):
+    """gpulock.whole_grading when the batch asks for it (LABS_GPU_LOCK_EXCLUSIVE=1), its wait
+    timed as the stage 'wait: GPU'; otherwise nothing (each lab takes the lock itself)."""
+    if not gpulock.whole_grading_requested():
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def hold():
+        t0 = time.monotonic()
+        waited = []
+        with gpulock.whole_grading(on_wait=lambda: waited.append(True)):
+            if waited:
+                add_stage(stages, "wait: GPU", time.monotonic() - t0)
+            yield
+    return hold()
 
 
 def judge_stages(run: gtest.JudgeRun, groups: list) -> list:

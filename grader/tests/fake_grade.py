@@ -11,7 +11,8 @@ acts on markers in them:
   BUILDFAIL   writes results with the lab 'build_failed', exits 4
   POINTS=<n>  the lab's points (default 100)
 Otherwise it "builds" for $FAKE_GRADE_BUILD_S seconds, then holds the GPU lock
-(grader/gpulock.py: $LABS_GPU_LOCK, shared unless $LABS_GPU_LOCK_EXCLUSIVE=1) for
+(grader/gpulock.py: $LABS_GPU_LOCK, shared; the whole grading's exclusive hold, as grade.py
+takes it, when $LABS_GPU_LOCK_EXCLUSIVE=1) for
 $FAKE_GRADE_GPU_S seconds, appending {"sub", "gpu", "start", "end", "pid"} to $FAKE_GRADE_LOG,
 and writes a results file with the real classes (grader/results.py). Every call appends
 {"sub", "pid", "argv"} to $FAKE_GRADE_CALLS. With $FAKE_GRADE_NO_GPU=1 it behaves as the real
@@ -115,7 +116,9 @@ def grade(args, sub: Path, name: str) -> int:
         Path(args.output).write_text(result.to_json() + "\n")
         return 3
     if not failed:
-        with gpulock.gpu_lock(shared=True):
+        hold = (gpulock.whole_grading() if gpulock.whole_grading_requested()
+                else gpulock.gpu_lock(shared=True))
+        with hold:
             start = time.time()
             time.sleep(float(os.environ.get("FAKE_GRADE_GPU_S", "0")))
             append("FAKE_GRADE_LOG", {"sub": name, "gpu": os.environ.get("CUDA_VISIBLE_DEVICES"),

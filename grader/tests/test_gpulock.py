@@ -126,10 +126,39 @@ class GpuLockTest(unittest.TestCase):
             self.assertTrue(self.held(path, fcntl.LOCK_EX))
         with gpulock.gpu_lock(path=path):
             self.assertTrue(self.held(path, fcntl.LOCK_SH))
-        os.environ["LABS_GPU_LOCK_EXCLUSIVE"] = "1"
-        with gpulock.gpu_lock(shared=True, path=path):
-            self.assertTrue(self.held(path, fcntl.LOCK_SH))
         self.assertFalse(self.held(path, fcntl.LOCK_EX), "released")
+
+    def test_a_whole_grading_covers_every_thread_of_the_grading(self):
+        # A batch grading (LABS_GPU_LOCK_EXCLUSIVE=1) holds the GPU from its first test to its
+        # last benchmark; its labs' threads, tests and benchmarks alike, run inside that hold.
+        # (Taking the lock themselves, each would wait for its own grading.)
+        import threading
+        path = self.tmp / "gpu.lock"
+        done = []
+        with gpulock.whole_grading(path=path):
+            self.assertTrue(self.held(path, fcntl.LOCK_SH), "held exclusively")
+
+            def lab(shared):
+                with gpulock.gpu_lock(shared=shared, path=path):
+                    done.append(shared)
+
+            threads = [threading.Thread(target=lab, args=(s,), daemon=True)
+                       for s in (True, True, False)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(timeout=5)
+            self.assertEqual(sorted(done), [False, True, True], "a lab waited for its grading")
+            self.assertTrue(self.held(path, fcntl.LOCK_SH), "still held by the grading")
+        self.assertFalse(self.held(path, fcntl.LOCK_EX), "released")
+        with gpulock.gpu_lock(shared=True, path=path):       # outside it: shared again
+            self.assertFalse(self.held(path, fcntl.LOCK_SH))
+
+    def test_whole_grading_is_what_the_batch_asks_for(self):
+        os.environ.pop("LABS_GPU_LOCK_EXCLUSIVE", None)
+        self.assertFalse(gpulock.whole_grading_requested())
+        os.environ["LABS_GPU_LOCK_EXCLUSIVE"] = "1"
+        self.assertTrue(gpulock.whole_grading_requested())
 
     def test_gpu_lock_says_when_it_waits(self):
         path = self.tmp / "gpu.lock"
