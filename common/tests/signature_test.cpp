@@ -28,10 +28,9 @@
 #include "labkit/ops/matmul_worker.hpp"
 #include "labkit/ops/reduce.hpp"
 #include "labkit/ops/reduce_bench.hpp"
-#include "labkit/ops/reduce_worker.hpp"
 #include "labkit/ops/scan.hpp"
 #include "labkit/ops/scan_bench.hpp"
-#include "labkit/ops/scan_worker.hpp"
+#include "labkit/ops/typed_worker.hpp"
 #include "labkit/ops/spmv.hpp"
 #include "labkit/ops/spmv_bench.hpp"
 #include "labkit/ops/spmv_worker.hpp"
@@ -212,6 +211,7 @@ void reduce_fake(const T* in, T* out, size_t n, T* workspace, cudaStream_t) {
 
 TEST(Signature, ReduceBuffersAndLauncher) {
   namespace rd = ops::reduce;
+  namespace typed = ops::typed;
   for (size_t n : {size_t{1}, size_t{1025}, size_t{100003}}) {
     const size_t workspace = n / 32 + 1024;
     const std::vector<Expected> want = reduce_buffers(n, workspace);
@@ -231,7 +231,8 @@ TEST(Signature, ReduceBuffersAndLauncher) {
       const CheckSpec s = rd::spec("v", c);
       expect_buffers(s.call, want, what + " spec");
       EXPECT_EQ(s.call.buffers[rd::Sig::kIn].offset, 12u) << what << ": `in` 3 elements past";
-      expect_invoke(&rd::invoke, rd::Pair{&reduce_fake<float>, &reduce_fake<int>}, s.call, what);
+      expect_invoke(&typed::invoke<rd::Sig>, typed::Pair{&reduce_fake<float>, &reduce_fake<int>}, s.call,
+                    what);
       EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
       EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
     }
@@ -260,6 +261,7 @@ void scan_fake(const T* in, T* out, size_t n, T* workspace, cudaStream_t) {
 
 TEST(Signature, ScanBuffersAndLauncher) {
   namespace sc = ops::scan;
+  namespace typed = ops::typed;
   for (size_t n : {size_t{1}, size_t{1025}, size_t{100003}}) {
     const size_t workspace = n / 128 + 1024;
     const std::vector<Expected> want = scan_buffers(n, workspace);
@@ -285,7 +287,8 @@ TEST(Signature, ScanBuffersAndLauncher) {
                                                             : protocol::Source::kUniformI32)
                                                      : protocol::Source::kArena;
         EXPECT_EQ(s.call.buffers[sc::Sig::kIn].source, drawn) << what;
-        expect_invoke(&sc::invoke, sc::Pair{&scan_fake<float>, &scan_fake<int>}, s.call, what);
+        expect_invoke(&typed::invoke<sc::Sig>, typed::Pair{&scan_fake<float>, &scan_fake<int>}, s.call,
+                      what);
         EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n)})) << what << ": n";
         EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
       }

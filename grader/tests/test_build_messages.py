@@ -401,6 +401,28 @@ class ConfigureTest(unittest.TestCase):
         self.assertIn(f"-DLABS_SUBMISSION_DIR={self.stage}", args)
         self.assertIn("-DLABS_ONLY=01_naive_matmul;02_tiled", args)
 
+    def test_compilers_give_way_to_timed_gpu_calls(self):
+        # Niced (BUILD_NICENESS), so that in a batch another grading's benchmark judge is not
+        # kept waiting for a core; the command itself is unchanged after the prefix.
+        with mock.patch.object(build.shutil, "which", lambda name: f"/usr/bin/{name}"):
+            self.configure()
+            _, args = self.calls
+            self.assertEqual(args[:3], ["/usr/bin/nice", "-n", str(build.BUILD_NICENESS)])
+            self.assertEqual(args[3:6], ["/usr/bin/cmake", "-S", str(self.repo)])
+            self.calls.clear()
+
+            def run(args, timeout_s, **kw):
+                self.calls.append(args)
+                from grader.runner import ProcResult
+                return ProcResult(returncode=1, timed_out=False, seconds=0.1, stdout="", stderr="")
+            with mock.patch.object(build.runner, "run", run), \
+                    mock.patch.object(build, "find_tool", lambda name: f"/usr/bin/{name}"):
+                build.build_targets(self.build_dir, ["a_worker"], jobs=4)
+            self.assertEqual(self.calls[0][:3], ["/usr/bin/nice", "-n", str(build.BUILD_NICENESS)])
+            self.assertIn("a_worker", self.calls[0])
+        with mock.patch.object(build.shutil, "which", lambda name: None):   # no nice: as is
+            self.assertEqual(build._niced(["cmake", "--build"]), ["cmake", "--build"])
+
     def test_same_settings_skip_configure(self):
         self.write_cache()
         r = self.configure()
