@@ -176,6 +176,14 @@ int main() {
 #elif FAKE_MODE == 11  // a reply that answers some other request
     r.nonce = req.nonce ^ 0x10;
     send(r);
+#elif FAKE_MODE == 13  // a kept call (kFlagKeepOnDevice) answered with forged IPC handles
+    if ((req.flags & p::kFlagKeepOnDevice) != 0) {
+      std::memset(r.ipc_handles, 0xAB, sizeof(r.ipc_handles));
+    } else {
+      r.status = static_cast<uint32_t>(p::Status::kBadRequest);
+      std::snprintf(r.message, sizeof(r.message), "expected outputs kept on the device");
+    }
+    send(r);
 #endif
   }
   return 0;

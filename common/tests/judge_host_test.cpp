@@ -214,6 +214,28 @@ TEST(JudgeHost, RefusesCallsThatDoNotFitTheProtocol) {
   EXPECT_THROW(w.run(call), std::invalid_argument);
 }
 
+// Outputs kept on the device: the request says so, and the handles in the reply are the
+// worker's word only: one the judge cannot map is a protocol error, never a pass (with a GPU
+// the forged bytes map nothing; without one nothing maps). Only one call, not captured, can be
+// kept: anything else is refused before the worker hears of it.
+TEST(JudgeHost, ForgedHandlesOfKeptOutputsAreAProtocolError) {
+  Worker w = fake("forged_handles");
+  OpCall call = small_call();
+  call.keep_on_device = true;
+  const OpResult r = w.run(call);
+  EXPECT_EQ(r.outcome, Outcome::kProtocolError) << r.message;
+  EXPECT_NE(r.message.find("cannot map"), std::string::npos) << r.message;
+  EXPECT_TRUE(r.outputs.empty());
+  call.inputs.assign(2, call.inputs[0]);
+  EXPECT_THROW(w.run(call), std::invalid_argument);
+  call = small_call();
+  call.keep_on_device = true;
+  call.capture = true;
+  EXPECT_THROW(w.run(call), std::invalid_argument);
+  const OpResult plain = w.run(small_call());  // the fake answers only kept calls
+  EXPECT_EQ(plain.outcome, Outcome::kRefused) << plain.message;
+}
+
 // Parses `args` as a judge's command line; returns what is left of it (argv[0] included).
 std::vector<std::string> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "judge");
