@@ -119,7 +119,11 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
 constexpr int kOutOfMemoryRetries = 12;
 constexpr unsigned kOutOfMemoryPauseS = 5;
 
-static uint64_t call_bytes(const OpCall& call);
+static uint64_t call_bytes(const OpCall& call) {
+  uint64_t bytes = 0;
+  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
+  return bytes;
+}
 
 static bool could_fit(const OpCall& call) {
   const uint64_t bytes = call_bytes(call);
@@ -142,12 +146,6 @@ MemoryLock::MemoryLock(bool large) {
 
 MemoryLock::~MemoryLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the lock
-}
-
-static uint64_t call_bytes(const OpCall& call) {
-  uint64_t bytes = 0;
-  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
-  return bytes;
 }
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
