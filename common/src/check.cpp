@@ -6,10 +6,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <stdexcept>
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/random.hpp"
@@ -36,6 +36,12 @@ std::string indent(const std::string& text, const std::string& prefix = "  ") {
   return out;
 }
 
+uint64_t call_bytes(const OpCall& call) {
+  uint64_t bytes = 0;
+  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
+  return bytes;
+}
+
 // Calls with more device memory than this are not re-run under memcheck: the tool would take
 // minutes over them (its slowdown is per access), past its own deadline.
 constexpr uint64_t kMemcheckMaxBytes = uint64_t{1} << 32;
@@ -45,8 +51,7 @@ std::string memcheck_findings(const CheckSpec& spec) {
   if (worker_options().sanitizer.empty() || !worker_options().memcheck || g_sanitizer_budget <= 0) {
     return "";
   }
-  uint64_t bytes = 0;
-  for (const BufferSpec& b : spec.call.buffers) bytes += b.bytes();
+  const uint64_t bytes = call_bytes(spec.call);
   if (bytes > kMemcheckMaxBytes) {
     return "  (not re-run under compute-sanitizer memcheck: " + std::to_string(bytes >> 20) +
            " MiB of buffers would take it minutes)\n";
@@ -118,12 +123,6 @@ std::string describe_guard(const BufferSpec& buffer, const protocol::GuardInfo& 
 // A call larger than the whole GPU never fits: no waiting then.
 constexpr int kOutOfMemoryRetries = 12;
 constexpr unsigned kOutOfMemoryPauseS = 5;
-
-static uint64_t call_bytes(const OpCall& call) {
-  uint64_t bytes = 0;
-  for (const BufferSpec& b : call.buffers) bytes += b.bytes();
-  return bytes;
-}
 
 static bool could_fit(const OpCall& call) {
   const uint64_t bytes = call_bytes(call);
