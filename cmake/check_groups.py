@@ -8,16 +8,65 @@ Every correctness group of LAB_DIR/grading.toml must select at least one test of
 (the lab's test judge, listed with --gtest_list_tests: no worker, no GPU). A group whose filter
 selects nothing would be worth 0 points without a word (a typo in a filter, a renamed suite);
 in a student release the hidden groups legitimately select nothing, so CMake registers this
-check only where the hidden tests exist. Exits 0 when every group selects tests, 1 naming each
-group that selects none, 2 when the lab or the binary cannot be read.
+check only where the hidden tests exist.
+
+It also checks the grader's split of a lab's tests among several judges (grade.test_judges):
+the binary is run once per shard with GoogleTest's sharding variables and no GPU visible (every
+test skips at once), and the tests each shard ran must be the ones gtest.shard_of gives it, all
+of them, each once.
+
+Exits 0 when both hold, 1 naming each group that selects none or each test run by another shard
+than expected, 2 when the lab or the binary cannot be read or run.
 """
 
+import json
+import os
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from grader import config, gtest  # noqa: E402
+from grader import config, grade, gtest  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
+
+
+def shard_runs(binary: Path, gtest_filter: str, shards: int) -> list:
+    """[the names shard i ran] for i in range(shards), from GoogleTest's JSON output."""
+    ran = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(shards):
+            out = Path(tmp) / f"shard{index}.json"
+            env = dict(os.environ, GTEST_TOTAL_SHARDS=str(shards), GTEST_SHARD_INDEX=str(index),
+                       CUDA_VISIBLE_DEVICES="-1")
+            proc = subprocess.run([str(binary), f"--gtest_filter={gtest_filter}",
+                                   f"--gtest_output=json:{out}"], env=env, cwd=tmp,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+            if proc.returncode != 0 or not out.is_file():
+                raise RuntimeError(f"shard {index} of {shards} of {binary.name} exited "
+                                   f"{proc.returncode}: {proc.stdout.decode(errors='replace')[-1500:]}")
+            data = json.loads(out.read_text(encoding="utf-8"))
+            ran.append([f"{suite['name']}.{t['name']}" for suite in data.get("testsuites", [])
+                        for t in suite.get("testsuite", []) if t.get("status") == "RUN"])
+    return ran
+
+
+def shard_mismatches(names: list, gtest_filter: str, ran: list) -> list:
+    """What differs between the shards as run (`ran`) and as the grader expects them."""
+    expected = gtest.shard_of(names, gtest_filter, len(ran))
+    problems = []
+    seen = {}
+    for index, tests in enumerate(ran):
+        for name in tests:
+            if name in seen:
+                problems.append(f"{name} ran in shards {seen[name]} and {index}")
+            seen[name] = index
+            if expected.get(name) != index:
+                problems.append(f"{name} ran in shard {index}, the grader expects shard "
+                                f"{expected.get(name)}")
+    problems += [f"{name} ran in no shard (the grader expects shard {i})"
+                 for name, i in expected.items() if name not in seen]
+    return problems
 
 
 def empty_groups(cfg: config.LabConfig, names: list) -> list:
@@ -45,7 +94,22 @@ def main(argv: list) -> int:
         print(f"{cfg.name}: every correctness group selects tests: "
               + ", ".join(f"{g.name} {sum(gtest.matches_filter(n, g.filter) for n in names)}"
                           for g in cfg.groups))
-    return 1 if empty else 0
+
+    union = gtest.positive_union([g.filter for g in cfg.groups])
+    count = sum(gtest.matches_filter(n, union) for n in names)
+    shards = max(2, grade.test_judges(count))   # at least 2: the split is checked on every lab
+    try:
+        ran = shard_runs(binary, union, shards)
+    except (OSError, RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
+        print(f"check_groups: {e}", file=sys.stderr)
+        return 2
+    mismatches = shard_mismatches(names, union, ran)
+    for m in mismatches[:20]:
+        print(f"{cfg.name}: {m}")
+    if not mismatches:
+        print(f"{cfg.name}: {count} tests split among {shards} judges as the grader expects: "
+              + ", ".join(str(len(r)) for r in ran))
+    return 1 if empty or mismatches else 0
 
 
 if __name__ == "__main__":

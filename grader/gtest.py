@@ -118,23 +118,36 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
     return cmd
 
 
+def shard_of(names: list, gtest_filter: str, shards: int) -> dict:
+    """test name -> the shard (0 .. shards-1) that runs it when `shards` judges split the tests
+    `gtest_filter` selects from `names` (the binary's order, list_tests) by GoogleTest's own
+    sharding (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX): the i-th selected test goes to shard
+    i % shards."""
+    selected = [n for n in names if matches_filter(n, gtest_filter)
+                and not any(part.startswith("DISABLED_") for part in n.split("."))]
+    return {name: i % shards for i, name in enumerate(selected)}
+
+
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
               env: dict | None = None, routes: dict | None = None,
-              memory_lock: Path | None = None) -> JudgeRun:
-    """Runs every test `gtest_filter` selects in one judge process.
+              memory_lock: Path | None = None, shard: tuple | None = None) -> JudgeRun:
+    """Runs every test `gtest_filter` selects in one judge process; with `shard` (index, total),
+    only that shard of them (shard_of says which).
 
     `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s
     before the judge is killed with its process group. Raises RuntimeError when it cannot be
     started at all."""
     timeout_s = (expected + 5) * call_timeout_s
+    env = dict(env if env is not None else judge.scrubbed_env())
+    if shard is not None:
+        env.update(GTEST_SHARD_INDEX=str(shard[0]), GTEST_TOTAL_SHARDS=str(shard[1]))
     with judge.private_dir() as cwd:
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
                                          fd, memcheck, routes, memory_lock),
-                timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
-                env=env if env is not None else judge.scrubbed_env())
+                timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd), env=env)
         except OSError as e:
             raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None
     return parse_results(proc, timeout_s)

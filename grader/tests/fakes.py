@@ -132,6 +132,8 @@ SKIP_LINE = {skip!r}
 WORKER_EVENT = {worker!r}
 LOG = {log!r}              # a file each run appends its argv, seed, env, cwd to (or None)
 LOCK = {lock!r}            # a GPU lock file whose state each run records (or None)
+SHARDING = {sharding!r}    # GoogleTest's sharding variables honoured (the i-th selected test
+                           # runs in shard i % GTEST_TOTAL_SHARDS), as the real judges do
 
 
 def matches(name, flt):
@@ -174,12 +176,18 @@ def main():
     if WORKER_EVENT:
         emit(WORKER_EVENT)
     flt = f.get("gtest_filter", "*")
-    count, code = 0, 0
+    shards = int(os.environ.get("GTEST_TOTAL_SHARDS", "1")) if SHARDING else 1
+    shard = int(os.environ.get("GTEST_SHARD_INDEX", "0")) if SHARDING else 0
+    count, code, selected, ran = 0, 0, -1, []
     for suite, test, how in TESTS:
         name = suite + "." + test
         if not matches(name, flt):
             continue
+        selected += 1
+        if selected % shards != shard:
+            continue
         count += 1
+        ran.append((suite, test))
         print("[ RUN      ] " + name, flush=True)
         if how == "pass":
             test_line(name, "passed")
@@ -241,6 +249,15 @@ def main():
             raise SystemExit("fake judge: unknown behaviour " + how)
     print("[  PASSED  ] %d tests." % count, flush=True)
     emit({{"event": "done", "tests": count}})
+    out = f.get("gtest_output", "")
+    if out.startswith("json:"):
+        suites = []
+        for suite, test in ran:
+            if not suites or suites[-1]["name"] != suite:
+                suites.append({{"name": suite, "testsuite": []}})
+            suites[-1]["testsuite"].append({{"name": test, "status": "RUN"}})
+        with open(out[5:], "w") as fh:
+            json.dump({{"testsuites": suites}}, fh)
     return code
 
 
@@ -249,10 +266,11 @@ sys.exit(main())
 
 
 def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | None = None,
-               worker_event: dict | None = WORKER_EVENT) -> Path:
-    """A fake test judge. `tests`: [(suite, test, behaviour), ...] (see above)."""
+               worker_event: dict | None = WORKER_EVENT, sharding: bool = True) -> Path:
+    """A fake test judge. `tests`: [(suite, test, behaviour), ...] (see above). `sharding`
+    False: it runs every selected test whatever GoogleTest's sharding variables say."""
     body = _JUDGE_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, where=WHERE,
-                              skip=SKIP_LINE,
+                              skip=SKIP_LINE, sharding=sharding,
                               worker=worker_event, log=str(log) if log else None,
                               lock=str(lock) if lock else None)
     return write_executable(path, body)

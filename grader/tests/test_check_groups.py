@@ -56,6 +56,15 @@ class CheckGroupsTest(unittest.TestCase):
         rc, text = self.run_check("*ReduceHidden*")
         self.assertEqual(rc, 0, text)
         self.assertIn("public 1, hidden 1", text)
+        self.assertIn("2 tests split among 2 judges as the grader expects: 1, 1", text)
+
+    def test_a_judge_that_splits_its_tests_otherwise_fails(self):
+        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test", TESTS, sharding=False)
+        rc, text = self.run_check("*ReduceHidden*")
+        self.assertEqual(rc, 1, text)
+        self.assertIn("Sizes/ReducePublic.MatchesReference/v1_n1 ran in shards 0 and 1", text)
+        self.assertIn("Sizes/ReduceHidden.MatchesReference/v1_n3 ran in shard 0, the grader "
+                      "expects shard 1", text)
 
     def test_a_group_that_selects_nothing_fails_and_is_named(self):
         rc, text = self.run_check("*ReduceHiden*")   # the typo the check is for

@@ -173,6 +173,40 @@ class GradeLabTest(TempDirTest):
                          Path(gpulock.DEFAULT_LOCK or gpulock.default_lock_path()).parent)
         self.assertIn(f"--labkit-memory-lock={lock.absolute()}", test_runs[0]["argv"])
 
+    def test_many_tests_are_split_among_judges_with_the_same_verdicts(self):
+        tests = tests_all_pass()
+        tests[1] = (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "fail")
+        one = self.grade_lab(tests, benches(ratio=0.03))
+        with mock.patch.object(grade, "TESTS_PER_JUDGE", 2):
+            split = self.grade_lab(tests, benches(ratio=0.03))
+        verdicts = lambda lab: [(t.name, t.status) for g in lab.groups for t in g.tests]
+        self.assertEqual(verdicts(split), verdicts(one))
+        self.assertEqual(split.points, one.points)
+        runs = [r for r in self.build.runs() if any(a.startswith("--gtest_filter=") for a in r["argv"])]
+        # One judge first; then 5 tests, 2 per judge: 3 judges, each given its shard, each with
+        # the whole filter
+        self.assertEqual(len(runs), 4)
+        self.assertNotIn("GTEST_TOTAL_SHARDS", runs[0]["env"])
+        self.assertEqual(sorted((r["env"]["GTEST_SHARD_INDEX"], r["env"]["GTEST_TOTAL_SHARDS"])
+                                for r in runs[1:]), [("0", "3"), ("1", "3"), ("2", "3")])
+        self.assertTrue(all("--gtest_filter=*MatmulPublic*:*MatmulHidden*" in r["argv"]
+                            for r in runs))
+
+    def test_a_crashed_judge_costs_only_the_tests_of_its_shard(self):
+        tests = tests_all_pass()
+        tests[1] = (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "judge_crash")   # shard 1 of 2
+        with mock.patch.object(grade, "TESTS_PER_JUDGE", 3):
+            lab = self.grade_lab(tests, benches(ratio=0.08))
+        statuses = [t.status for g in lab.groups for t in g.tests]
+        # shard 0 runs tests 0, 2, 4; shard 1 runs 1, then 3, which its crash left unreported
+        self.assertEqual(statuses, ["passed", "crashed", "passed", "crashed", "passed"])
+        self.assertIn("crashed (SIGSEGV)", lab.groups[1].tests[0].message)
+        self.assertEqual(lab.performance[0].status, "gated")
+
+    def test_judges_per_lab(self):
+        self.assertEqual([grade.test_judges(n) for n in (0, 1, 64, 65, 128, 129, 500)],
+                         [1, 1, 1, 2, 2, 3, 3])
+
     def test_a_helper_worker_gets_its_variants_in_tests_and_benchmarks(self):
         lab = self.grade_lab(tests_all_pass(), benches(ratio=0.03), helper=True)
         self.assertEqual(lab.status, "graded", lab.message)

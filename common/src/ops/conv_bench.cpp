@@ -67,7 +67,13 @@ class CudnnConv : public bench::Baseline {
                   protocol::buffer_seed(seed, Sig::kW), st);
   }
 
-  void run(cudaStream_t st) override { forward(x_.get(), w_.get(), y_.get(), st); }
+  void run(cudaStream_t st) override {
+    if (graph_ != nullptr) {
+      CUDA_CHECK(cudaGraphLaunch(graph_.get(), st));
+    } else {
+      forward(x_.get(), w_.get(), y_.get(), st);
+    }
+  }
 
   // The student's y against the same inputs convolved in double on the GPU, with the tests'
   // bound (not cuDNN's float y: its own rounding would have to be allowed for too).
@@ -108,15 +114,17 @@ class CudnnConv : public bench::Baseline {
   // The algorithm, chosen the same way in every process. cudnnFind times each algorithm once,
   // and its pick for the 56x56 3x3 layer changed between runs on an H200 (implicit GEMM or FFT
   // tiling; 41 against 24 TFLOP/s in the benchmark), which moved that layer's grade. So
-  // cudnnFind only proposes: every FMA algorithm it ran (workspace <= kMaxWorkspace) is timed
-  // here, kTrials calls after kWarmup, each on non-zero inputs after an L2 flush and on an idle
-  // GPU, and the lowest median wins. Two benchmark runs on an H200 picked the same algorithm
-  // for every layer but the 7x7 stem, where the two best are within 3% of each other. (Back to
-  // back here, the calls take less time than in the benchmark, where each follows the student's
-  // call and a CPU check: the pick is what must be stable, not this figure.)
+  // cudnnFind only proposes: every FMA algorithm it ran (workspace <= kMaxWorkspace) is replayed
+  // here as a graph, kTrials calls after kWarmup, each on non-zero inputs after an L2 flush,
+  // and timed on the GPU alone: the flush is still running when the call is enqueued, so the
+  // host (other gradings building beside this one) is out of the window. Of the algorithms
+  // within kTie of the fastest median, the lowest-numbered wins, so two near-equal algorithms
+  // do not take turns between gradings (on an H100 under a batch's builds, the 3x3 layers'
+  // baseline moved 0.19-0.33 ms between gradings when each call was timed from an idle GPU).
   void choose_algorithm() {
     constexpr size_t kMaxWorkspace = size_t(2) << 30;
-    constexpr int kWarmup = 2, kTrials = 5;
+    constexpr int kWarmup = 2, kTrials = 7;
+    constexpr double kTie = 0.03;
     int max_algos = 0, returned = 0;
     CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(max_algos, 1));
@@ -142,31 +150,69 @@ class CudnnConv : public bench::Baseline {
     const std::unique_ptr<CUstream_st, cudaError_t (*)(cudaStream_t)> owned(raw, cudaStreamDestroy);
     cudaStream_t stream = raw;
     L2Flusher flusher;
-    EventTimer timer(stream);
+    cudaEvent_t start = nullptr, stop = nullptr;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> own_start(start, cudaEventDestroy);
+    const std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)> own_stop(stop, cudaEventDestroy);
     prepare(0x5eedc0de, stream);
-    double best_ms = 0;
+    std::vector<double> medians;
     for (const auto& c : candidates) {
-      algo_ = c.algo;
-      workspace_bytes_ = c.memory;
-      workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+      use(c, stream);
       std::vector<double> ms;
       for (int t = 0; t < kWarmup + kTrials; ++t) {
-        flusher.flush(stream);
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        const double call_ms = timer.time_ms([&] { run(stream); });
+        flusher.flush(stream);  // not waited for: the GPU is busy while the call is enqueued
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        run(stream);
+        LABKIT_CHECK_LAUNCH();
+        CUDA_CHECK(cudaEventRecord(stop, stream));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float call_ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&call_ms, start, stop));
         if (t >= kWarmup) ms.push_back(call_ms);
       }
-      const double median_ms = median(ms);
-      if (best_ms == 0 || median_ms < best_ms) {
-        best_ms = median_ms;
-        best_ = c;
+      medians.push_back(median(ms));
+    }
+    const double fastest = *std::min_element(medians.begin(), medians.end());
+    size_t pick = candidates.size();
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (medians[i] <= fastest * (1 + kTie) &&
+          (pick == candidates.size() || candidates[i].algo < candidates[pick].algo)) {
+        pick = i;
       }
     }
-    algo_ = best_.algo;
-    workspace_bytes_ = best_.memory;
-    std::fprintf(stderr, "cuDNN baseline for %s: algorithm %d of %zu timed (median %.3f ms, workspace %zu B)\n",
-                 s_.describe().c_str(), int(algo_), candidates.size(), double(best_ms), workspace_bytes_);
+    use(candidates[pick], stream);
+    std::fprintf(stderr,
+                 "cuDNN baseline for %s: algorithm %d of %zu timed (median %.3f ms on the GPU, "
+                 "fastest %.3f ms; workspace %zu B; %s)\n",
+                 s_.describe().c_str(), int(algo_), candidates.size(), medians[pick], fastest,
+                 workspace_bytes_, graph_ != nullptr ? "replayed as a CUDA graph" : "called directly");
+  }
+
+  // Makes `c` the algorithm run() runs: its workspace, and its call captured as a graph where
+  // cuDNN allows (one launch: cuDNN's host work between its kernels stays out of the timed
+  // window, as the student's worker makes one call). Else run() calls cuDNN directly.
+  void use(const cudnnConvolutionFwdAlgoPerf_t& c, cudaStream_t stream) {
+    graph_.reset();
+    algo_ = c.algo;
+    workspace_bytes_ = c.memory;
     workspace_ = DeviceBuffer<char>(std::max<size_t>(workspace_bytes_, 1));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetStream(handle_, stream));
+    CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    const cudnnStatus_t status = cudnnConvolutionForward(
+        handle_, &one, x_desc_, x_.get(), w_desc_, w_.get(), conv_desc_, algo_, workspace_.get(),
+        workspace_bytes_, &zero, y_desc_, y_.get());
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    const std::unique_ptr<CUgraph_st, cudaError_t (*)(cudaGraph_t)> owned(graph, cudaGraphDestroy);
+    cudaGraphExec_t exec = nullptr;
+    if (status == CUDNN_STATUS_SUCCESS && ended == cudaSuccess && graph != nullptr &&
+        cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
+      graph_.reset(exec);
+    }
+    (void)cudaGetLastError();  // a refused capture is not an error: run() calls cuDNN directly
   }
 
   void forward(const float* x, const float* w, float* y, cudaStream_t st) {
@@ -185,8 +231,8 @@ class CudnnConv : public bench::Baseline {
   cudnnConvolutionDescriptor_t conv_desc_ = nullptr;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   size_t workspace_bytes_ = 0;
-  cudnnConvolutionFwdAlgoPerf_t best_{};
   DeviceBuffer<char> workspace_{1};
+  std::unique_ptr<CUgraphExec_st, cudaError_t (*)(cudaGraphExec_t)> graph_{nullptr, cudaGraphExecDestroy};
 };
 
 }  // namespace

@@ -3,10 +3,10 @@
 // pointer and n come again (a benchmark's repeated calls on one buffer) a one-thread kernel
 // copies the remembered sum into out[0] instead of reducing. Right whenever the data behind the
 // pointer did not change. Every public test (n <= 2^20) is right.
-// Defence: the benchmark draws fresh inputs into the same buffers before every timed call and
-// checks every call's output: timed call 2 returns timed call 1's sum. The tests never repeat
-// (in, n) at n >= 2^24 (16777223 and 2^28 are one call each), so they all pass. Expected: full
-// correctness, no performance points.
+// Defence: every test from 2^24 elements makes two calls on the same buffers with fresh inputs
+// (the second gets the first's sum), and the benchmark draws fresh inputs into the same buffers
+// before every timed call and checks every call's output. Expected: partial correctness (the
+// float tests from 2^24 fail), no performance points.
 #include <type_traits>
 
 #include "reduce.h"

@@ -4,11 +4,10 @@
 // poisoned before every call, so it cannot simply be left alone). A benchmark that checked only
 // some calls, or the same inputs every time, would see a ~4x speed-up. Every public test
 // (n <= 2^20) is right.
-// Defence: fresh inputs on every call, checked after every call. The judge keeps one worker
-// process for all of a lab's tests, so the hidden float tests at n >= 2^24 are this path's
-// first two calls: 16777223 (call 1, computed, right) and 2^28 (BenchScale, call 2: the sum of
-// the 16777223 call's inputs, wrong). Expected: partial correctness, performance gated (the
-// benchmark's second timed call would be stale too).
+// Defence: fresh inputs on every call, checked after every call; every test from 2^24 elements
+// makes two calls, and of two calls in a row at least one is stale here, whichever tests ran
+// before in the worker. Expected: partial correctness (the float tests from 2^24 fail),
+// performance gated (the benchmark's second timed call would be stale too).
 #include <type_traits>
 
 #include "reduce.h"
