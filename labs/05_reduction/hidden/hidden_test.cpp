@@ -15,7 +15,7 @@
 //   offsets 1, 2, 3 at 2^24 + 3: `in` may be any pointer (the public tests do 2^20 + 3; a
 //     version whose vector path starts past the public sizes is checked here)
 //   repeat: three calls on the same buffers, fresh inputs, fresh garbage in the workspace
-//   (every test from 2^24 elements makes two such calls: tests/cases.hpp)
+//   (every test from 2^24 elements to 2^28 + 1 makes two such calls: tests/cases.hpp)
 //   races: compute-sanitizer racecheck on a small int sum (a missing barrier often still
 //     gives the right sum, so the result alone does not show it)
 #include <gtest/gtest.h>
