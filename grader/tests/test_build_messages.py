@@ -6,6 +6,7 @@ import socket
 import tempfile
 import threading
 import time
+import subprocess
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -402,13 +403,17 @@ class ConfigureTest(unittest.TestCase):
         self.assertIn("-DLABS_ONLY=01_naive_matmul;02_tiled", args)
 
     def test_compilers_give_way_to_timed_gpu_calls(self):
-        # Niced (BUILD_NICENESS), so that in a batch another grading's benchmark judge is not
-        # kept waiting for a core; the command itself is unchanged after the prefix.
-        with mock.patch.object(build.shutil, "which", lambda name: f"/usr/bin/{name}"):
+        # In the idle scheduling class and niced (BUILD_NICENESS), so that in a batch another
+        # grading's benchmark judge is not kept waiting for a core; the command itself is
+        # unchanged after the prefix.
+        idle = ("/usr/bin/chrt", "--idle", "0")
+        nice = ["/usr/bin/nice", "-n", str(build.BUILD_NICENESS)]
+        with mock.patch.object(build.shutil, "which", lambda name: f"/usr/bin/{name}"), \
+                mock.patch.object(build, "_idle_prefix", lambda: idle):
             self.configure()
             _, args = self.calls
-            self.assertEqual(args[:3], ["/usr/bin/nice", "-n", str(build.BUILD_NICENESS)])
-            self.assertEqual(args[3:6], ["/usr/bin/cmake", "-S", str(self.repo)])
+            self.assertEqual(args[:6], [*idle, *nice])
+            self.assertEqual(args[6:9], ["/usr/bin/cmake", "-S", str(self.repo)])
             self.calls.clear()
 
             def run(args, timeout_s, **kw):
@@ -418,10 +423,33 @@ class ConfigureTest(unittest.TestCase):
             with mock.patch.object(build.runner, "run", run), \
                     mock.patch.object(build, "find_tool", lambda name: f"/usr/bin/{name}"):
                 build.build_targets(self.build_dir, ["a_worker"], jobs=4)
-            self.assertEqual(self.calls[0][:3], ["/usr/bin/nice", "-n", str(build.BUILD_NICENESS)])
+            self.assertEqual(self.calls[0][:6], [*idle, *nice])
             self.assertIn("a_worker", self.calls[0])
-        with mock.patch.object(build.shutil, "which", lambda name: None):   # no nice: as is
+        with mock.patch.object(build.shutil, "which", lambda name: None), \
+                mock.patch.object(build, "_idle_prefix", lambda: ()):   # neither: as is
             self.assertEqual(build._niced(["cmake", "--build"]), ["cmake", "--build"])
+
+    def test_the_idle_class_only_where_the_machine_grants_it(self):
+        def probe(returncode=0, missing=False, error=None):
+            build._idle_prefix.cache_clear()
+            self.addCleanup(build._idle_prefix.cache_clear)
+            ran = []
+
+            def run(args, **kw):
+                ran.append(args)
+                if error:
+                    raise error
+                return subprocess.CompletedProcess(args, returncode)
+            which = (lambda name: None) if missing else (lambda name: f"/usr/bin/{name}")
+            with mock.patch.object(build.shutil, "which", which), \
+                    mock.patch.object(build.subprocess, "run", run):
+                return build._idle_prefix(), ran
+        prefix, ran = probe()
+        self.assertEqual(prefix, ("/usr/bin/chrt", "--idle", "0"))
+        self.assertEqual(ran, [["/usr/bin/chrt", "--idle", "0", "true"]])
+        self.assertEqual(probe(returncode=1)[0], ())          # refused (a sandboxed kernel)
+        self.assertEqual(probe(missing=True), ((), []))       # no chrt: not even tried
+        self.assertEqual(probe(error=OSError(8, "exec format"))[0], ())
 
     def test_same_settings_skip_configure(self):
         self.write_cache()
