@@ -5,6 +5,10 @@
 #     WORKER worker.cpp                      # binds the variant table through the op family
 #     TESTS tests/public_test.cpp            # public tests (plain C++, compiled once)
 #     HIDDEN_TESTS hidden/hidden_test.cpp    # optional; skipped when absent (student release)
+#     CASES                                  # optional: tests as data, tests/cases.toml and
+#                                            # hidden/cases.toml where present (grader/cases.py
+#                                            # reads them at configure time into the test
+#                                            # program; TESTS then binds them to the family)
 #     TEST_LIBS labkit_matmul                # the op family's judge side
 #     BENCHMARK bench/bench.cpp              # the lab's benchmark list (labkit::bench::main)
 #     BENCHMARK_LIBS labkit_matmul_bench)    # the family's baseline (cuBLAS here)
@@ -34,7 +38,7 @@
 # is not linked at all, and its functions there are stubs that fail the call. Both workers hold
 # the same student object; only the judges' routing (by the call's variant) differs.
 function(add_cuda_lab)
-  cmake_parse_arguments(LAB "" "INTERFACE;WORKER;BENCHMARK"
+  cmake_parse_arguments(LAB "CASES" "INTERFACE;WORKER;BENCHMARK"
                         "TESTS;HIDDEN_TESTS;TEST_LIBS;BENCHMARK_LIBS;WORKER_LIBS;HELPER_VARIANTS;WORKER_STUB_LIBS"
                         ${ARGN})
   get_filename_component(lab "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
@@ -72,6 +76,25 @@ function(add_cuda_lab)
       list(APPEND test_sources ${hidden})
     endif()
   endforeach()
+  if(LAB_CASES)
+    # The lab's cases files, read by the grader's reader into lab_suites() (labkit/cases.hpp).
+    set(cases_cpp "${CMAKE_CURRENT_BINARY_DIR}/lab_cases.cpp")
+    execute_process(
+      COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/lab_config.py" --cases
+              "${lab_dir}" "${cases_cpp}"
+      RESULT_VARIABLE lab_cases_rc
+      ERROR_VARIABLE lab_cases_error)
+    if(NOT lab_cases_rc EQUAL 0)
+      string(STRIP "${lab_cases_error}" lab_cases_error)
+      message(FATAL_ERROR "${lab}: ${lab_cases_error}")
+    endif()
+    list(APPEND test_sources "${cases_cpp}")
+    foreach(cases_file tests/cases.toml hidden/cases.toml)
+      if(EXISTS "${lab_dir}/${cases_file}")
+        set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${lab_dir}/${cases_file}")
+      endif()
+    endforeach()
+  endif()
   add_executable(${lab}_test ${test_sources})
   target_include_directories(${lab}_test PRIVATE "${lab_dir}")
   target_link_libraries(${lab}_test PRIVATE ${LAB_TEST_LIBS} labkit_gtest_main)

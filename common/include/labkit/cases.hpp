@@ -1,0 +1,76 @@
+// A lab's tests as data: the suites of its cases files (labs/<lab>/tests/cases.toml, and
+// hidden/cases.toml where the hidden tests are in the build), read at configure time by the
+// grader's reader (grader/cases.py, through cmake/lab_config.py), which writes them into the
+// lab's test program as lab_suites(). An op family turns one row into a check (its
+// register_cases, e.g. labkit/ops/scan_cases.hpp); this header registers every row of every
+// suite for every variant as a GoogleTest test, named as a parameterized test would be:
+//   <instance>/<suite>.<test>/<variant>[_<part>...]
+// where the parts are the row's values of the suite's list-valued keys, in the family's order,
+// each after its prefix ("f32", "n1025", "off3"). A scalar key is the same in every row and not
+// in the name.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace labkit::cases {
+
+struct Param {
+  std::string key;
+  std::vector<std::string> values;  // as written in the file (numbers in decimal)
+  bool in_name = false;             // a list in the file: one test per value
+};
+
+struct Suite {
+  std::string instance;  // "Sizes"
+  std::string suite;     // "ScanPublic": what grading.toml's filters select
+  std::string test;      // "MatchesReference"
+  bool seeded = false;   // inputs from the judge's seed (hidden tests) or fixed (public)
+  std::string file;      // where it is declared, for failure messages
+  int line = 0;
+  std::vector<Param> params;
+};
+
+// One test's values: key -> value. Accessors throw std::invalid_argument naming the key.
+class Row {
+ public:
+  explicit Row(std::vector<std::pair<std::string, std::string>> values)
+      : values_(std::move(values)) {}
+  bool has(const std::string& key) const;
+  const std::string& text(const std::string& key) const;
+  uint64_t u64(const std::string& key, uint64_t fallback) const;
+  bool flag(const std::string& key, bool fallback) const;
+  const std::vector<std::pair<std::string, std::string>>& values() const { return values_; }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> values_;
+};
+
+// How a family runs one row: `seed` is the test's own (from its full name, and the judge's
+// seed for a seeded suite). It checks with GoogleTest assertions (LABKIT_EXPECT_OK).
+using Runner = std::function<void(const std::string& variant, const Row& row, uint64_t seed)>;
+
+struct Family {
+  std::string name;                                        // "scan", for messages
+  std::vector<std::pair<std::string, std::string>> parts;  // in-name keys and their prefixes,
+                                                           // in name order
+  std::vector<std::string> scalars;                        // keys allowed only as scalars
+  Runner run;
+};
+
+// Registers every suite x variant x combination of list values; each test begins with
+// LABKIT_REQUIRE_GPU. Throws std::invalid_argument (the program stops before any test runs) for
+// a key the family does not know or a list-valued key it cannot put in a name.
+void register_suites(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
+                     const Family& family);
+
+// The lab's suites (generated at configure time into the lab's test program).
+const std::vector<Suite>& lab_suites();
+
+// A stable 64-bit hash of a test's full name (FNV-1a): its fixed seed.
+uint64_t name_seed(const std::string& full_name);
+
+}  // namespace labkit::cases

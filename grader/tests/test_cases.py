@@ -1,0 +1,146 @@
+"""grader/cases.py, the reader of a lab's tests as data, and cmake/lab_config.py --cases, which
+writes them into the lab's test program: on files written here, and on lab 08's own."""
+
+import importlib.util
+import io
+import tempfile
+import unittest
+from contextlib import redirect_stderr
+from pathlib import Path
+
+from grader import cases
+from grader.errors import GraderError
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("lab_config", REPO / "cmake" / "lab_config.py")
+lab_config = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lab_config)
+
+PUBLIC = """# a comment
+[[suite]]
+instance = "Sizes"
+suite = "ScanPublic"
+test = "MatchesReference"
+dtype = ["f32", "i32"]
+n = [1, 1025]
+
+[[suite]]
+instance = "Variants"
+suite = "ScanPublicRepeat"
+test = "Fresh"
+n = 300007
+capture = true
+"""
+
+HIDDEN = """[[suite]]
+instance = "BenchScale"
+suite = "ScanHidden"
+test = "MatchesReference"
+dtype = ["f32"]
+n = [268435456]
+"""
+
+
+class CasesTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.lab = Path(self._tmp.name) / "08_scan"
+        (self.lab / "tests").mkdir(parents=True)
+        (self.lab / "hidden").mkdir()
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def write(self, rel, text):
+        (self.lab / rel).write_text(text)
+
+    def error(self, text, rel="tests/cases.toml"):
+        self.write(rel, text)
+        with self.assertRaises(GraderError) as cm:
+            cases.load_lab_cases(self.lab)
+        return cm.exception.message
+
+    def test_suites_params_lines_and_seeding(self):
+        self.write("tests/cases.toml", PUBLIC)
+        self.write("hidden/cases.toml", HIDDEN)
+        s = cases.load_lab_cases(self.lab)
+        self.assertEqual([(x.instance, x.suite, x.test, x.seeded, x.file, x.line) for x in s],
+                         [("Sizes", "ScanPublic", "MatchesReference", False,
+                           "labs/08_scan/tests/cases.toml", 2),
+                          ("Variants", "ScanPublicRepeat", "Fresh", False,
+                           "labs/08_scan/tests/cases.toml", 9),
+                          ("BenchScale", "ScanHidden", "MatchesReference", True,
+                           "labs/08_scan/hidden/cases.toml", 1)])
+        self.assertEqual(s[0].params, (cases.Param("dtype", ("f32", "i32"), True),
+                                       cases.Param("n", ("1", "1025"), True)))
+        self.assertEqual(s[1].params, (cases.Param("n", ("300007",), False),
+                                       cases.Param("capture", ("true",), False)))
+
+    def test_a_student_release_has_the_public_file_only(self):
+        self.write("tests/cases.toml", PUBLIC)
+        self.assertEqual(len(cases.load_lab_cases(self.lab)), 2)
+
+    def test_mistakes_are_named_with_file_and_line(self):
+        self.assertIn("labs/08_scan/tests/cases.toml:1: 'suite' must be a name",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "Scan_Public"\ntest = "T"\n'))
+        self.assertIn("'n' is an empty list",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nn = []\n'))
+        self.assertIn("'n' repeats a value",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nn = [1, 1]\n'))
+        self.assertIn("-3 is negative",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nn = -3\n'))
+        self.assertIn("is not a count, true/false or a word",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nd = "a b"\n'))
+        self.assertIn("unknown table or key 'case'", self.error('[[case]]\nn = 1\n'))
+        self.assertIn("no [[suite]]", self.error('# nothing\n'))
+        self.assertIn("not valid TOML", self.error('[[suite]\n'))
+        self.assertIn("'seeded' must be true or false",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nseeded = 1\n'))
+
+    def test_a_suite_declared_twice_is_an_error(self):
+        self.write("tests/cases.toml", PUBLIC)
+        again = '[[suite]]\ninstance = "Variants"\nsuite = "ScanPublicRepeat"\ntest = "Fresh"\nn = 1\n'
+        self.assertIn("labs/08_scan/hidden/cases.toml:1: Variants/ScanPublicRepeat.Fresh is also "
+                      "declared at labs/08_scan/tests/cases.toml:9",
+                      self.error(again, rel="hidden/cases.toml"))
+        self.assertIn("is declared twice", self.error(PUBLIC + PUBLIC))
+
+    def test_the_cpp_source_holds_every_suite(self):
+        self.write("tests/cases.toml", PUBLIC)
+        text = cases.cpp_source(cases.load_lab_cases(self.lab))
+        self.assertIn('{"Sizes", "ScanPublic", "MatchesReference", false, '
+                      '"labs/08_scan/tests/cases.toml", 2, {{"dtype", {"f32", "i32"}, true}, '
+                      '{"n", {"1", "1025"}, true}}},', text)
+        self.assertIn('{"n", {"300007"}, false}, {"capture", {"true"}, false}', text)
+        self.assertIn("const std::vector<Suite>& lab_suites()", text)
+
+    def test_lab_config_writes_the_source_only_when_it_changes(self):
+        self.write("tests/cases.toml", PUBLIC)
+        out = Path(self._tmp.name) / "b" / "lab_cases.cpp"
+        self.assertEqual(lab_config.main(["--cases", str(self.lab), str(out)]), 0)
+        first = out.stat().st_mtime_ns
+        self.assertEqual(lab_config.main(["--cases", str(self.lab), str(out)]), 0)
+        self.assertEqual(out.stat().st_mtime_ns, first)   # unchanged: nothing recompiles
+        self.write("tests/cases.toml", PUBLIC.replace("1025", "1026"))
+        self.assertEqual(lab_config.main(["--cases", str(self.lab), str(out)]), 0)
+        self.assertIn('"1026"', out.read_text())
+
+    def test_lab_config_stops_on_a_mistake_with_the_readers_message(self):
+        self.write("tests/cases.toml", '[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\nn = []\n')
+        err = io.StringIO()
+        with redirect_stderr(err):
+            rc = lab_config.main(["--cases", str(self.lab), str(Path(self._tmp.name) / "x.cpp")])
+        self.assertEqual(rc, 1)
+        self.assertIn("'n' is an empty list", err.getvalue())
+        (self.lab / "tests" / "cases.toml").unlink()
+        with redirect_stderr(io.StringIO()):
+            self.assertEqual(lab_config.main(["--cases", str(self.lab), "x.cpp"]), 1)
+
+    def test_lab_08s_files_read(self):
+        s = cases.load_lab_cases(REPO / "labs" / "08_scan")
+        self.assertEqual(sum(not x.seeded for x in s), 2)
+        self.assertIn(("Past2p31", "ScanHidden"), [(x.instance, x.suite) for x in s])
+
+
+if __name__ == "__main__":
+    unittest.main()
