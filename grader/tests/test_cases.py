@@ -137,9 +137,11 @@ class CasesTest(unittest.TestCase):
             self.assertEqual(lab_config.main(["--cases", str(self.lab), "x.cpp"]), 1)
 
     def test_lab_08s_files_read(self):
-        s = cases.load_lab_cases(REPO / "labs" / "08_scan")
-        self.assertEqual(sum(not x.seeded for x in s), 2)
-        self.assertIn(("Past2p31", "ScanHidden"), [(x.instance, x.suite) for x in s])
+        lab = REPO / "labs" / "08_scan"
+        s = cases.load_lab_cases(lab)
+        self.assertEqual([x.suite for x in s if not x.seeded], ["ScanPublic", "ScanPublicOffset"])
+        if (lab / "hidden" / "cases.toml").is_file():   # not in a student release
+            self.assertIn(("Past2p31", "ScanHidden"), [(x.instance, x.suite) for x in s])
 
 
 if __name__ == "__main__":
