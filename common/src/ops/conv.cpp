@@ -6,11 +6,11 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 #include <vector>
 
 #include "labkit/compare.hpp"
 #include "labkit/ops/conv_dist.hpp"
+#include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::conv {
@@ -40,15 +40,13 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
   const int64_t ho = s.h_out(), wo = s.w_out(), plane = ho * wo, kk = s.k * s.k;
   y->assign(s.y_count(), 0.0);
   sq->assign(s.y_count(), 0.0);
-  // One (image, output channel) plane per task; each output accumulated on its own in double.
+  // One (image, output channel) plane per task, each output accumulated on its own in double;
+  // over the cores from 4 million terms.
   const int64_t planes = s.n * s.c_out;
-  const double work = double(s.y_count()) * double(s.c_in * kk);
-  const int64_t threads =
-      work < 4e6 ? 1
-                 : std::max<int64_t>(1, std::min<int64_t>({16, planes,
-                                                           int64_t(std::thread::hardware_concurrency())}));
-  auto run = [&](int64_t first, int64_t last) {
-    for (int64_t p = first; p < last; ++p) {
+  const double plane_work = double(plane) * double(s.c_in * kk);
+  const size_t serial_below = static_cast<size_t>(std::ceil(4e6 / std::max(1.0, plane_work)));
+  parallel_for(size_t(planes), serial_below, [&](size_t first, size_t last) {
+    for (int64_t p = int64_t(first); p < int64_t(last); ++p) {
       const int64_t img = p / s.c_out, co = p % s.c_out;
       double* out = y->data() + p * plane;
       double* out_sq = sq->data() + p * plane;
@@ -76,16 +74,7 @@ void reference(const Shape& s, const std::vector<float>& x, const std::vector<fl
         }
       }
     }
-  };
-  if (threads == 1) {
-    run(0, planes);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t) {
-    pool.emplace_back(run, planes * t / threads, planes * (t + 1) / threads);
-  }
-  for (auto& th : pool) th.join();
+  });
 }
 
 double conv_bound_scale(const Shape& s, double c) {
