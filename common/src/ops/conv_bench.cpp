@@ -163,11 +163,7 @@ class CudnnConv : public bench::Baseline {
     const std::unique_ptr<CUstream_st, cudaError_t (*)(cudaStream_t)> owned(raw, cudaStreamDestroy);
     cudaStream_t stream = raw;
     L2Flusher flusher;
-    cudaEvent_t start = nullptr, stop = nullptr;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    using OwnedEvent = std::unique_ptr<CUevent_st, cudaError_t (*)(cudaEvent_t)>;
-    const OwnedEvent own_start(start, cudaEventDestroy), own_stop(stop, cudaEventDestroy);
+    EventTimer timer(stream);
     prepare(0x5eedc0de, stream);
     std::vector<double> medians;
     for (const auto& c : candidates) {
@@ -175,13 +171,7 @@ class CudnnConv : public bench::Baseline {
       std::vector<double> ms;
       for (int t = 0; t < kWarmup + kTrials; ++t) {
         flusher.flush(stream);  // not waited for: the GPU is busy while the call is enqueued
-        CUDA_CHECK(cudaEventRecord(start, stream));
-        run(stream);
-        LABKIT_CHECK_LAUNCH();
-        CUDA_CHECK(cudaEventRecord(stop, stream));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float call_ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&call_ms, start, stop));
+        const double call_ms = timer.time_ms([&] { run(stream); });
         if (t >= kWarmup) ms.push_back(call_ms);
       }
       medians.push_back(median(ms));
