@@ -46,8 +46,7 @@ def shard_runs(binary: Path, gtest_filter: str, shards: int) -> list:
                 raise RuntimeError(f"shard {index} of {shards} of {binary.name} exited "
                                    f"{proc.returncode}: {proc.stdout.decode(errors='replace')[-1500:]}")
             data = json.loads(out.read_text(encoding="utf-8"))
-            ran.append([f"{suite['name']}.{t['name']}" for suite in data.get("testsuites", [])
-                        for t in suite.get("testsuite", []) if t.get("status") == "RUN"])
+            ran.append(gtest.json_test_names(data, status="RUN"))
     return ran
 
 

@@ -49,6 +49,14 @@ def positive_union(filters) -> str:
     return ":".join(patterns) or "*"
 
 
+def json_test_names(data: dict, status: str | None = None) -> list:
+    """Full test names in a GoogleTest JSON report or listing, in its order; with `status`, only
+    the tests of that status ('RUN': those that ran)."""
+    return [f"{suite['name']}.{test['name']}" for suite in data.get("testsuites", [])
+            for test in suite.get("testsuite", [])
+            if status is None or test.get("status") == status]
+
+
 def list_tests(binary: Path, timeout_s: float = 60) -> list:
     """Full test names ('Suite/Fixture.Test/param') in the binary's order.
 
@@ -66,8 +74,7 @@ def list_tests(binary: Path, timeout_s: float = 60) -> list:
                                f"exit {proc.returncode}, {proc.output[-2000:]}")
         try:
             data = json.loads(out.read_text(encoding="utf-8"))
-            names = [f"{suite['name']}.{test['name']}" for suite in data.get("testsuites", [])
-                     for test in suite.get("testsuite", [])]
+            names = json_test_names(data)
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError,
                 AttributeError) as e:
             raise RuntimeError(f"could not list the tests of {binary.name}: its JSON listing "
