@@ -1,33 +1,16 @@
 #include "labkit/ops/reduce.hpp"
 
-#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <memory>
-#include <sstream>
-#include <thread>
+#include <string>
 #include <vector>
 
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
-#include "labkit/parallel.hpp"
-#include "labkit/random.hpp"
 
 namespace labkit::ops::reduce {
 namespace {
-
-// Fills `count` elements of type T from the counter-based generators, over the CPU's cores
-// (2^28 elements is a gigabyte).
-template <typename T, typename Gen>
-Bytes generate(size_t count, Gen gen) {
-  Bytes bytes(count * sizeof(T));
-  T* out = reinterpret_cast<T*>(bytes.data());
-  parallel_for(count, size_t{1} << 20, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) out[i] = gen(i);
-  });
-  return bytes;
-}
 
 struct Expected {
   double sum = 0;        // float: the double reference
@@ -48,37 +31,8 @@ Expected reference(const Bytes& bytes) {
   return e;
 }
 
-// Where a device_inputs case's buffers come from: the same distributions as the host's.
-struct Sources {
-  protocol::Source in, workspace;
-  uint64_t in_seed, workspace_seed;
-  double lo, hi, workspace_lo, workspace_hi;
-};
-
-Sources device_sources(const Case& c) {
-  Sources s;
-  s.in_seed = mix_seed(c.seed, 0x1AB0u);
-  s.workspace_seed = mix_seed(c.seed, 0x5A5A5A5Au);
-  if (c.dtype == DType::kF32) {
-    s.in = protocol::Source::kReduceF32;
-    s.lo = s.hi = 0;
-    s.workspace = protocol::Source::kUniformF32;
-    s.workspace_lo = kGarbageF32Lo;
-    s.workspace_hi = kGarbageF32Hi;
-  } else {
-    s.in = protocol::Source::kUniformI32;
-    s.lo = kIntLo;
-    s.hi = kIntHi;
-    s.workspace = protocol::Source::kUniformI32;
-    s.workspace_lo = kGarbageI32Lo;
-    s.workspace_hi = kGarbageI32Hi;
-  }
-  return s;
-}
-
-// The inputs and references of one case's calls. The variants of a lab run the same cases one
-// after the other, so the last one is kept: a gigabyte is generated and summed once, not once
-// per variant.
+// The inputs and references of one case's calls; the last case's are kept (a spec made again for
+// the same case draws and sums nothing again).
 struct Generated {
   size_t n = 0, workspace = 0;
   DType dtype = DType::kF32;
@@ -98,13 +52,14 @@ const Generated& generated(const Case& c) {
   last = Generated{};
   auto expected = std::make_shared<std::vector<Expected>>();
   for (int call = 0; c.device_inputs && call < c.calls; ++call) {
-    // What the worker draws (device_sources() below), drawn again here on the judge's GPU and
-    // summed there: the reference never takes the worker's copy on trust.
-    const Sources src = device_sources(c);
-    const uint64_t seed = protocol::source_seed(src.in_seed, static_cast<uint32_t>(call));
+    // What the worker draws (draw_on_device, as spec() asks), drawn again here on the judge's GPU
+    // and summed there: the reference never takes the worker's copy on trust.
+    BufferSpec src, unused;
+    draw_on_device(c, &src, &unused);
+    const uint64_t seed = protocol::source_seed(src.seed, static_cast<uint32_t>(call));
     expected->push_back(with_gpu_memory([&] {
       DeviceBuffer<char> in(c.n * 4);
-      fill_source(in.get(), src.in, c.n, seed, src.lo, src.hi, nullptr);
+      fill_source(in.get(), src.source, c.n, seed, src.lo, src.hi, nullptr);
       Expected e;
       if (c.dtype == DType::kF32) {
         const SumAbs r = sum_abs_f64(reinterpret_cast<const float*>(in.get()), c.n, nullptr);
@@ -118,27 +73,11 @@ const Generated& generated(const Case& c) {
     last.inputs.emplace_back(Sig::kCount);
   }
   for (int call = 0; !c.device_inputs && call < c.calls; ++call) {
-    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
-    Bytes in, garbage;
-    if (c.dtype == DType::kF32) {
-      const ReduceDist dist = make_reduce_dist(seed, c.n);
-      in = generate<float>(c.n, [dist](size_t i) { return reduce_value(dist, i); });
-      garbage = generate<float>(c.workspace, [seed](size_t i) {
-        return uniform_f32(seed ^ 0x5A5A5A5Aull, i, kGarbageF32Lo, kGarbageF32Hi);
-      });
-      expected->push_back(reference<float>(in));
-    } else {
-      // Positive: the sum is never 0 (a launcher that writes 0 fails at every n), and 2^28 + 1
-      // of them stay below 2^31.
-      in = generate<int>(c.n, [seed](size_t i) { return uniform_i32(seed, i, kIntLo, kIntHi); });
-      garbage = generate<int>(c.workspace, [seed](size_t i) {
-        return uniform_i32(seed ^ 0x5A5A5A5Aull, i, kGarbageI32Lo, kGarbageI32Hi);
-      });
-      expected->push_back(reference<int>(in));
-    }
+    VectorInputs v = draw_inputs(c, call);
+    expected->push_back(c.dtype == DType::kF32 ? reference<float>(v.in) : reference<int>(v.in));
     std::vector<Bytes>& bufs = last.inputs.emplace_back(Sig::kCount);
-    bufs[Sig::kIn] = std::move(in);
-    bufs[Sig::kWorkspace] = std::move(garbage);
+    bufs[Sig::kIn] = std::move(v.in);
+    bufs[Sig::kWorkspace] = std::move(v.workspace);
   }
   last.n = c.n;
   last.workspace = c.workspace;
@@ -153,30 +92,7 @@ const Generated& generated(const Case& c) {
 }  // namespace
 
 CheckSpec spec(const std::string& variant, const Case& c) {
-  CheckSpec s;
-  std::ostringstream what;
-  what << variant << " (" << dtype_name(c.dtype) << ") on n=" << c.n;
-  if (c.in_offset != 0) what << ", `in` " << c.in_offset << " elements past a 16-byte boundary";
-  what << " [seed " << c.seed << "]";
-  s.what = what.str();
-  s.call.variant = variant;
-  s.call.params = Sig::params(c.n, c.dtype);
-  s.call.capture = c.capture;
-  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{c.n, c.workspace, c.dtype});
-  s.call.buffers[Sig::kIn].offset = 4 * c.in_offset;
-  if (c.device_inputs) {
-    const Sources src = device_sources(c);
-    BufferSpec& in = s.call.buffers[Sig::kIn];
-    in.source = src.in;
-    in.seed = src.in_seed;
-    in.lo = src.lo;
-    in.hi = src.hi;
-    BufferSpec& ws = s.call.buffers[Sig::kWorkspace];
-    ws.source = src.workspace;
-    ws.seed = src.workspace_seed;
-    ws.lo = src.workspace_lo;
-    ws.hi = src.workspace_hi;
-  }
+  CheckSpec s = start_spec<Sig>(variant, c);
   const Generated& g = generated(c);
   s.call.inputs = g.inputs;
   const auto expected = g.expected;

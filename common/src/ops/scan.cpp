@@ -19,10 +19,6 @@
 namespace labkit::ops::scan {
 namespace {
 
-using reduce::kGarbageF32Hi;
-using reduce::kGarbageF32Lo;
-using reduce::kGarbageI32Hi;
-using reduce::kGarbageI32Lo;
 using reduce::kIntHi;
 using reduce::kIntLo;
 
@@ -191,24 +187,9 @@ Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out
   return verdict(compare_vector_exact(got, ref, layout), lead.str());
 }
 
-// Fills `count` elements of type T from the counter-based generators, over the CPU's cores.
-template <typename T, typename Gen>
-Bytes generate(size_t count, Gen gen) {
-  Bytes bytes(count * sizeof(T));
-  T* out = reinterpret_cast<T*>(bytes.data());
-  parallel_for(count, size_t{1} << 20, [&](size_t lo, size_t hi) {
-    for (size_t i = lo; i < hi; ++i) out[i] = gen(i);
-  });
-  return bytes;
-}
-
-// The seeds of a device_inputs case's buffers (call c draws with protocol::source_seed).
-uint64_t in_seed(const Case& c) { return mix_seed(c.seed, 0x5CA0u); }
-uint64_t workspace_seed(const Case& c) { return mix_seed(c.seed, 0x5A5A5A5Au); }
-
 // The inputs of one case's calls ([call][Sig::Buf]: in, workspace garbage; empty when drawn on
-// the device). The variants of a lab run the same cases one after the other: the last case's
-// inputs are kept.
+// the device); the last case's are kept (a spec made again for the same case draws nothing
+// again).
 struct Generated {
   size_t n = 0, workspace = 0;
   DType dtype = DType::kF32;
@@ -229,19 +210,9 @@ const Generated& generated(const Case& c) {
   for (int call = 0; call < c.calls; ++call) {
     std::vector<Bytes>& bufs = inputs->emplace_back(Sig::kCount);
     if (c.device_inputs) continue;
-    const uint64_t seed = mix_seed(c.seed, static_cast<uint64_t>(call));
-    if (c.dtype == DType::kF32) {
-      const reduce::ReduceDist dist = reduce::make_reduce_dist(seed, c.n);
-      bufs[Sig::kIn] = generate<float>(c.n, [dist](size_t i) { return reduce::reduce_value(dist, i); });
-      bufs[Sig::kWorkspace] = generate<float>(c.workspace, [seed](size_t i) {
-        return uniform_f32(seed ^ 0x5A5A5A5Aull, i, kGarbageF32Lo, kGarbageF32Hi);
-      });
-    } else {
-      bufs[Sig::kIn] = generate<int>(c.n, [seed](size_t i) { return uniform_i32(seed, i, kIntLo, kIntHi); });
-      bufs[Sig::kWorkspace] = generate<int>(c.workspace, [seed](size_t i) {
-        return uniform_i32(seed ^ 0x5A5A5A5Aull, i, kGarbageI32Lo, kGarbageI32Hi);
-      });
-    }
+    VectorInputs v = draw_inputs(c, call);
+    bufs[Sig::kIn] = std::move(v.in);
+    bufs[Sig::kWorkspace] = std::move(v.workspace);
   }
   last.n = c.n;
   last.workspace = c.workspace;
@@ -256,37 +227,7 @@ const Generated& generated(const Case& c) {
 }  // namespace
 
 CheckSpec spec(const std::string& variant, const Case& c) {
-  CheckSpec s;
-  std::ostringstream what;
-  what << variant << " (" << dtype_name(c.dtype) << ") on n=" << c.n;
-  if (c.in_offset != 0) what << ", `in` " << c.in_offset << " elements past a 16-byte boundary";
-  what << " [seed " << c.seed << "]";
-  s.what = what.str();
-  s.call.variant = variant;
-  s.call.params = Sig::params(c.n, c.dtype);
-  s.call.capture = c.capture;
-  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{c.n, c.workspace, c.dtype});
-  s.call.buffers[Sig::kIn].offset = 4 * c.in_offset;
-  if (c.device_inputs) {
-    BufferSpec& in = s.call.buffers[Sig::kIn];
-    BufferSpec& ws = s.call.buffers[Sig::kWorkspace];
-    in.seed = in_seed(c);
-    ws.seed = workspace_seed(c);
-    if (c.dtype == DType::kF32) {
-      in.source = protocol::Source::kReduceF32;
-      in.lo = in.hi = 0;
-      ws.source = protocol::Source::kUniformF32;
-      ws.lo = kGarbageF32Lo;
-      ws.hi = kGarbageF32Hi;
-    } else {
-      in.source = protocol::Source::kUniformI32;
-      in.lo = kIntLo;
-      in.hi = kIntHi;
-      ws.source = protocol::Source::kUniformI32;
-      ws.lo = kGarbageI32Lo;
-      ws.hi = kGarbageI32Hi;
-    }
-  }
+  CheckSpec s = start_spec<Sig>(variant, c);
   if (c.device_inputs && c.calls == 1 && !c.capture) {
     // Checked where it is: the output of gigabytes never crosses the host (a wrong one does,
     // for the report below).
@@ -309,7 +250,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     if (k.device_inputs) {
       // What the worker drew (protocol::source_seed), drawn again here: the reference never
       // takes the worker's copy on trust.
-      const uint64_t seed = protocol::source_seed(in_seed(k), static_cast<uint32_t>(call));
+      const uint64_t seed = protocol::source_seed(device_in_seed(k), static_cast<uint32_t>(call));
       in.dist = reduce::make_reduce_dist(seed, k.n);
       in.seed = seed;
     } else if (k.dtype == DType::kF32) {

@@ -18,6 +18,7 @@
 #include "labkit/dtype.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/reduce_signature.hpp"
+#include "labkit/ops/vector_family.hpp"
 
 namespace labkit::ops::reduce {
 
@@ -25,19 +26,8 @@ namespace labkit::ops::reduce {
 using DType = labkit::DType;
 using labkit::dtype_name;
 
-struct Case {
-  size_t n = 1;
-  DType dtype = DType::kF32;
-  uint64_t seed = 1;
-  size_t workspace = 1024;  // elements (the lab's reduce_workspace_size(n))
-  int calls = 1;            // > 1: same buffers, fresh inputs and fresh garbage each call
-  bool capture = false;     // record the launcher under stream capture
-  uint32_t in_offset = 0;   // `in` starts this many elements past a 256-byte aligned address
-                            // (0..63): the interface allows any pointer
-  bool device_inputs = false;  // `in` and the workspace garbage drawn on the device, the
-                               // reference summed on the judge's GPU: sizes that must not pass
-                               // through the host (past 2^31 elements, 8 GiB)
-};
+// n, dtype, seed, workspace, calls, capture, in_offset, device_inputs: vector_family.hpp.
+using Case = VectorCase;
 
 CheckSpec spec(const std::string& variant, const Case& c);
 ::testing::AssertionResult check(const std::string& variant, const Case& c);

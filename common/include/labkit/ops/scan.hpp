@@ -20,6 +20,7 @@
 #include "labkit/check.hpp"
 #include "labkit/dtype.hpp"
 #include "labkit/ops/scan_signature.hpp"
+#include "labkit/ops/vector_family.hpp"
 
 namespace labkit::ops::scan {
 
@@ -30,21 +31,8 @@ inline constexpr double kScanBoundC = 6.0;
 using DType = labkit::DType;
 using labkit::dtype_name;
 
-struct Case {
-  size_t n = 1;
-  DType dtype = DType::kF32;
-  uint64_t seed = 1;
-  size_t workspace = 1024;  // elements (the lab's scan_workspace_size(n))
-  int calls = 1;            // > 1: same buffers, fresh inputs and fresh garbage each call
-  bool capture = false;     // record the launcher under stream capture
-  uint32_t in_offset = 0;   // `in` starts this many elements past a 256-byte aligned address
-                            // (0..63): the interface allows any pointer
-  bool device_inputs = false;  // `in` and the workspace garbage drawn on the device by the
-                               // worker; with one call, the output is checked on the device
-                               // against the judge's own draw (scan_device.hpp), else the
-                               // judge draws the same numbers on the CPU for its reference
-                               // (sizes that must not be sent through the host)
-};
+// n, dtype, seed, workspace, calls, capture, in_offset, device_inputs: vector_family.hpp.
+using Case = VectorCase;
 
 CheckSpec spec(const std::string& variant, const Case& c);
 ::testing::AssertionResult check(const std::string& variant, const Case& c);
