@@ -100,13 +100,18 @@ function(add_cuda_lab)
   target_link_libraries(${lab}_test PRIVATE ${LAB_TEST_LIBS} labkit_gtest_main)
   # With the hidden tests in the build (not a student release), every correctness group of
   # grading.toml must select some test: a filter that selects none would be worth 0 silently.
+  # Hidden tests as data are hidden/cases.toml.
+  set(hidden_tests ${LAB_HIDDEN_TESTS})
+  if(LAB_CASES)
+    list(APPEND hidden_tests hidden/cases.toml)
+  endif()
   set(all_hidden_here ON)
-  foreach(hidden IN LISTS LAB_HIDDEN_TESTS)
+  foreach(hidden IN LISTS hidden_tests)
     if(NOT EXISTS "${lab_dir}/${hidden}")
       set(all_hidden_here OFF)
     endif()
   endforeach()
-  if(LAB_HIDDEN_TESTS AND all_hidden_here)
+  if(hidden_tests AND all_hidden_here)
     add_test(NAME ${lab}:grading_groups_select_tests
              COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/check_groups.py"
                      "${lab_dir}" "$<TARGET_FILE:${lab}_test>")

@@ -79,19 +79,32 @@ std::string where(const Suite& s) { return s.file + ":" + std::to_string(s.line)
 
 }  // namespace
 
-void register_suites(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
-                     const Family& family) {
+namespace {
+
+// One test to register.
+struct Planned {
+  const Suite* suite;
+  std::string suite_name;  // "Sizes/ScanPublic"
+  std::string name;        // "MatchesReference/v1_f32_n1"
+  std::string variant;
+  Row row;
+};
+
+// Every test of `suites`, checked whole before any is registered.
+std::vector<Planned> plan(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
+                          const Family& family) {
+  std::vector<Planned> planned;
   for (const Suite& s : suites) {
-    // The keys in name order, each with its values; then the scalars.
-    std::vector<const Param*> named;
-    for (const auto& [key, prefix] : family.parts) {
+    // The keys in name order, each with its values and its part; then the scalars.
+    std::vector<std::pair<const Param*, const Part*>> named;
+    for (const Part& part : family.parts) {
       for (const Param& p : s.params) {
-        if (p.key == key && p.in_name) named.push_back(&p);
+        if (p.key == part.key && p.in_name) named.emplace_back(&p, &part);
       }
     }
     for (const Param& p : s.params) {
       const bool part = std::any_of(family.parts.begin(), family.parts.end(),
-                                    [&](const auto& kp) { return kp.first == p.key; });
+                                    [&](const Part& fp) { return fp.key == p.key; });
       const bool scalar = std::find(family.scalars.begin(), family.scalars.end(), p.key) !=
                           family.scalars.end();
       if (!part && !scalar) {
@@ -104,39 +117,77 @@ void register_suites(const std::vector<Suite>& suites, const std::vector<std::st
       }
       if (p.values.empty()) throw std::invalid_argument(where(s) + ": '" + p.key + "' is empty");
     }
+    // Each value's part of the name, once per value.
+    std::vector<std::vector<std::string>> labels(named.size());
+    for (size_t k = 0; k < named.size(); ++k) {
+      const auto& [param, part] = named[k];
+      for (const std::string& v : param->values) {
+        try {
+          labels[k].push_back(part->label ? part->label(v) : part->prefix + v);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(where(s) + ": '" + param->key + "': " + e.what());
+        }
+      }
+    }
     // Every combination of the named keys' values, the first key slowest.
     std::vector<std::vector<size_t>> combos;
     for (std::vector<size_t> at(named.size(), 0);;) {
       combos.push_back(at);
       size_t k = named.size();
-      while (k-- > 0 && ++at[k] == named[k]->values.size()) at[k] = 0;
+      while (k-- > 0 && ++at[k] == named[k].first->values.size()) at[k] = 0;
       if (k == static_cast<size_t>(-1)) break;
+    }
+    // The rows, each checked by the family once (they are the same for every variant).
+    std::vector<std::pair<std::string, Row>> rows;  // name suffix, row
+    for (const std::vector<size_t>& at : combos) {
+      std::vector<std::pair<std::string, std::string>> values;
+      std::string suffix;
+      for (size_t k = 0; k < named.size(); ++k) {
+        values.emplace_back(named[k].first->key, named[k].first->values[at[k]]);
+        suffix += "_" + labels[k][at[k]];
+      }
+      for (const Param& p : s.params) {
+        if (!p.in_name) values.emplace_back(p.key, p.values.front());
+      }
+      Row row(std::move(values));
+      if (family.check) {
+        try {
+          family.check(row);
+        } catch (const std::invalid_argument& e) {
+          throw std::invalid_argument(where(s) + ": " + e.what());
+        }
+      }
+      rows.emplace_back(std::move(suffix), std::move(row));
     }
     const std::string suite_name = s.instance + "/" + s.suite;
     for (const std::string& variant : variants) {
-      for (const std::vector<size_t>& at : combos) {
-        std::vector<std::pair<std::string, std::string>> values;
-        std::string name = s.test + "/" + variant;
-        for (size_t k = 0; k < named.size(); ++k) {
-          const std::string& v = named[k]->values[at[k]];
-          values.emplace_back(named[k]->key, v);
-          for (const auto& [key, prefix] : family.parts) {
-            if (key == named[k]->key) name += "_" + prefix + v;
-          }
-        }
-        for (const Param& p : s.params) {
-          if (!p.in_name) values.emplace_back(p.key, p.values.front());
-        }
-        const uint64_t seed = name_seed(suite_name + "." + name);
-        Row row(std::move(values));
-        ::testing::RegisterTest(suite_name.c_str(), name.c_str(), nullptr, nullptr,
-                                s.file.c_str(), s.line,
-                                [run = family.run, variant, row, seed, seeded = s.seeded]()
-                                    -> ::testing::Test* {
-                                  return new CaseTest(run, variant, row, seed, seeded);
-                                });
+      for (const auto& [suffix, row] : rows) {
+        planned.push_back({&s, suite_name, s.test + "/" + variant + suffix, variant, row});
       }
     }
+  }
+  return planned;
+}
+
+}  // namespace
+
+std::vector<std::string> test_names(const std::vector<Suite>& suites,
+                                    const std::vector<std::string>& variants, const Family& family) {
+  std::vector<std::string> names;
+  for (const Planned& p : plan(suites, variants, family)) names.push_back(p.suite_name + "." + p.name);
+  return names;
+}
+
+void register_suites(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
+                     const Family& family) {
+  for (Planned& p : plan(suites, variants, family)) {
+    const uint64_t seed = name_seed(p.suite_name + "." + p.name);
+    ::testing::RegisterTest(p.suite_name.c_str(), p.name.c_str(), nullptr, nullptr,
+                            p.suite->file.c_str(), p.suite->line,
+                            [run = family.run, variant = p.variant, row = p.row, seed,
+                             seeded = p.suite->seeded]() -> ::testing::Test* {
+                              return new CaseTest(run, variant, row, seed, seeded);
+                            });
   }
 }
 

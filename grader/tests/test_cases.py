@@ -1,7 +1,9 @@
 """grader/cases.py, the reader of a lab's tests as data, and cmake/lab_config.py --cases, which
-writes them into the lab's test program: on files written here, and on lab 08's own."""
+writes them into the lab's test program: on files written here, and on the labs' own (08, and
+the matmul labs 01-04)."""
 
 import importlib.util
+import re
 import io
 import tempfile
 import unittest
@@ -142,6 +144,42 @@ class CasesTest(unittest.TestCase):
         self.assertEqual([x.suite for x in s if not x.seeded], ["ScanPublic", "ScanPublicOffset"])
         if (lab / "hidden" / "cases.toml").is_file():   # not in a student release
             self.assertIn(("Past2p31", "ScanHidden"), [(x.instance, x.suite) for x in s])
+
+    def test_a_matmul_shape_is_one_word_in_a_list_or_alone(self):
+        self.write("tests/cases.toml", '[[suite]]\ninstance = "Shapes"\nsuite = "MatmulPublic"\n'
+                   'test = "T"\nshape = ["127x129x33", "1x1x1"]\n\n[[suite]]\ninstance = "V"\n'
+                   'suite = "MatmulPublicStream"\ntest = "T"\nshape = "96x80x40"\ncapture = true\n')
+        s = cases.load_lab_cases(self.lab)
+        self.assertEqual(s[0].params, (cases.Param("shape", ("127x129x33", "1x1x1"), True),))
+        self.assertEqual(s[1].params, (cases.Param("shape", ("96x80x40",), False),
+                                       cases.Param("capture", ("true",), False)))
+        self.assertIn('{"shape", {"127x129x33", "1x1x1"}, true}', cases.cpp_source(s))
+        # Written with spaces or another separator, it is not a word: the reader stops there.
+        self.assertIn("labs/08_scan/tests/cases.toml:1: 'shape': '127 x 129 x 33' is not a count",
+                      self.error('[[suite]]\ninstance = "A"\nsuite = "S"\ntest = "T"\n'
+                                 'shape = ["127 x 129 x 33"]\n'))
+        self.assertIn("is not a count", self.error('[[suite]]\ninstance = "A"\nsuite = "S"\n'
+                                                   'test = "T"\nshape = "127*129*33"\n'))
+
+    def test_the_matmul_labs_files_read(self):
+        """Every suite of labs 01-04 names a shape MxNxK (the driver's syntax, also checked when
+        the test program starts); the public suites are the same four in every lab, and the
+        hidden ones where hidden/ is (not in a student release)."""
+        shape = re.compile(r"[1-9][0-9]*x[1-9][0-9]*x[1-9][0-9]*")
+        for name in ("01_naive_matmul", "02_register_tiling", "03_smem_tiling", "04_boundary"):
+            lab = REPO / "labs" / name
+            with self.subTest(lab=name):
+                s = cases.load_lab_cases(lab)
+                self.assertEqual([(x.instance, x.suite) for x in s if not x.seeded],
+                                 [("Shapes", "MatmulPublic"), ("Variants", "MatmulPublicStream")])
+                for x in s:
+                    shapes = [p for p in x.params if p.key == "shape"]
+                    self.assertEqual(len(shapes), 1, f"{x.file}:{x.line}")
+                    for v in shapes[0].values:
+                        self.assertTrue(shape.fullmatch(v), f"{x.file}:{x.line}: {v}")
+                if (lab / "hidden" / "cases.toml").is_file():
+                    self.assertIn(("Shapes", "MatmulHidden"), [(x.instance, x.suite) for x in s])
+                    self.assertTrue(all(x.seeded for x in s if "Hidden" in x.suite))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@
 // suite for every variant as a GoogleTest test, named as a parameterized test would be:
 //   <instance>/<suite>.<test>/<variant>[_<part>...]
 // where the parts are the row's values of the suite's list-valued keys, in the family's order,
-// each after its prefix ("f32", "n1025", "off3"). A scalar key is the same in every row and not
-// in the name.
+// each after its prefix ("f32", "n1025", "off3") or, where the family gives a part a label
+// function, as it writes the value ("127x129x33" -> "M127_N129_K33"). A scalar key is the same
+// in every row and not in the name.
 #pragma once
 
 #include <cstdint>
@@ -53,19 +54,38 @@ class Row {
 // seed for a seeded suite). It checks with GoogleTest assertions (LABKIT_EXPECT_OK).
 using Runner = std::function<void(const std::string& variant, const Row& row, uint64_t seed)>;
 
+// A key that may be a list, and how its value goes into a test's name.
+struct Part {
+  std::string key;     // "n"
+  std::string prefix;  // "n": the name's part is prefix + value ("n1025")
+  // Optional: the name's part is label(value) instead ("127x129x33" -> "M127_N129_K33"). It
+  // throws std::invalid_argument for a value it cannot read.
+  std::function<std::string(const std::string& value)> label = nullptr;
+};
+
+// A family's own check of a row, when the tests are registered (a malformed value, a size
+// outside a lab's promise): it throws std::invalid_argument saying what is wrong.
+using RowCheck = std::function<void(const Row& row)>;
+
 struct Family {
-  std::string name;                                        // "scan", for messages
-  std::vector<std::pair<std::string, std::string>> parts;  // in-name keys and their prefixes,
-                                                           // in name order
-  std::vector<std::string> scalars;                        // keys allowed only as scalars
+  std::string name;                  // "scan", for messages
+  std::vector<Part> parts;           // in-name keys, in name order
+  std::vector<std::string> scalars;  // keys allowed only as scalars
   Runner run;
+  RowCheck check = nullptr;          // optional: run on every row of every suite
 };
 
 // Registers every suite x variant x combination of list values; each test begins with
-// LABKIT_REQUIRE_GPU. Throws std::invalid_argument (the program stops before any test runs) for
-// a key the family does not know or a list-valued key it cannot put in a name.
+// LABKIT_REQUIRE_GPU. Throws std::invalid_argument naming the suite's file and line (the program
+// stops before any test runs) for a key the family does not know, a list-valued key it cannot
+// put in a name, or a value its label or check refuses; then it registers none of the tests.
 void register_suites(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
                      const Family& family);
+
+// The full names register_suites would give the tests ("<instance>/<suite>.<test>/<variant>..."),
+// in its order, registering none; throws as it does.
+std::vector<std::string> test_names(const std::vector<Suite>& suites,
+                                    const std::vector<std::string>& variants, const Family& family);
 
 // The lab's suites (generated at configure time into the lab's test program).
 const std::vector<Suite>& lab_suites();

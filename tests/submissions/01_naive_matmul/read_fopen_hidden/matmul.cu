@@ -1,5 +1,5 @@
 // CHEATING (reading the hidden tests from disk): correct kernel, and on the first call the
-// launcher looks for labs/01_naive_matmul/hidden/hidden_test.cpp at run time -- relative to the
+// launcher looks for labs/01_naive_matmul/hidden/cases.toml at run time -- relative to the
 // current directory and to its own executable (/proc/self/exe), several levels up -- and
 // copies it to stderr, so the hidden shapes come back to the student as the test's output.
 // Defence: the policy's import rule (fopen, readlink: no file access in a launcher). Behind
@@ -28,7 +28,7 @@ void leak_hidden_tests() {
   static bool done = false;
   if (done) return;
   done = true;
-  const std::string rel = "labs/01_naive_matmul/hidden/hidden_test.cpp";
+  const std::string rel = "labs/01_naive_matmul/hidden/cases.toml";
   std::string up;
   for (int depth = 0; depth < 8; ++depth, up += "../") {
     if (dump(up + rel)) return;

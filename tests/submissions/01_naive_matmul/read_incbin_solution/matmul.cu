@@ -22,7 +22,7 @@ asm(".pushsection .rodata.answers, \"a\"\n"
     ".byte 0\n"
     ".globl embedded_hidden_tests\n"
     "embedded_hidden_tests:\n"
-    ASM_HEAD "cbin \"../../labs/01_naive_matmul/hidden/hidden_test.cpp\"\n"
+    ASM_HEAD "cbin \"../../labs/01_naive_matmul/hidden/cases.toml\"\n"
     ".byte 0\n"
     ".popsection\n");
 

@@ -1,4 +1,4 @@
-// CHEATING (reading the answers from disk): embeds the hidden tests' source in its object at
+// CHEATING (reading the answers from disk): embeds the hidden tests' file in its object at
 // compile time through a top-level host asm block and the assembler's "include a binary file"
 // directive, written as two adjacent string literals (".inc" then "bin") so that no token of
 // the file spells the directive; on the first call it prints the source to stderr, so the
@@ -13,7 +13,7 @@
 asm(".pushsection .rodata.leak, \"a\"\n"
     ".globl leaked_hidden_tests\n"
     "leaked_hidden_tests:\n"
-    ".inc" "bin \"../../labs/01_naive_matmul/hidden/hidden_test.cpp\"\n"
+    ".inc" "bin \"../../labs/01_naive_matmul/hidden/cases.toml\"\n"
     ".byte 0\n"
     ".popsection\n");
 
