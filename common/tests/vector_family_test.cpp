@@ -90,13 +90,15 @@ std::string refusal(const std::vector<labkit::cases::Param>& params) {
 
 TEST(VectorFamily, ACasesFileWithoutSizeOrTypeOrWithAWrongValueStopsTheProgram) {
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}}),
-            "lab/tests/cases.toml:12: a reduce suite needs 'n'");
+            "lab/tests/cases.toml:12: no 'n'");
   EXPECT_EQ(refusal({{"n", {"7"}, true}}),
-            "lab/tests/cases.toml:12: a reduce suite needs 'dtype'");
+            "lab/tests/cases.toml:12: no 'dtype'");
   EXPECT_EQ(refusal({{"dtype", {"f64"}, true}, {"n", {"7"}, true}}),
             "lab/tests/cases.toml:12: dtype 'f64' is neither f32 nor i32");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"calls", {"two"}, false}}),
             "lab/tests/cases.toml:12: 'calls' is not a count: 'two'");
+  EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"calls", {"0"}, false}}),
+            "lab/tests/cases.toml:12: 'calls' must be at least 1");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"race", {"yes"}, false}}),
             "lab/tests/cases.toml:12: 'race' is not true or false: 'yes'");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"shape", {"7"}, false}}),

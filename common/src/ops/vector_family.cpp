@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -98,33 +97,23 @@ void register_vector_suites(const std::vector<cases::Suite>& suites,
   if (family.spec == nullptr || family.workspace == nullptr) {
     throw std::invalid_argument("the " + family.name + " family has no spec or workspace size");
   }
-  // A suite without its size or type, or with a value its key cannot take, stops the program
-  // before any test runs.
-  for (const cases::Suite& s : suites) {
-    const std::string where = s.file + ":" + std::to_string(s.line) + ": ";
-    for (const char* key : {"dtype", "n"}) {
-      if (std::none_of(s.params.begin(), s.params.end(),
-                       [&](const cases::Param& p) { return p.key == key; })) {
-        throw std::invalid_argument(where + "a " + family.name + " suite needs '" + key + "'");
-      }
-    }
-    for (const cases::Param& p : s.params) {
-      for (const std::string& v : p.values) {
-        try {
-          const cases::Row row({{p.key, v}});
-          if (p.key == "dtype") dtype_of(v);
-          if (p.key == "n" || p.key == "offset" || p.key == "calls") row.u64(p.key, 0);
-          if (p.key == "capture" || p.key == "race") row.flag(p.key, false);
-        } catch (const std::invalid_argument& e) {
-          throw std::invalid_argument(where + e.what());
-        }
-      }
-    }
-  }
   cases::Family f;
   f.name = family.name;
   f.parts = {{"dtype", ""}, {"n", "n"}, {"offset", "off"}};
   f.scalars = {"calls", "capture", "race"};
+  // A row without its size or type, or with a value its key cannot take, stops the program
+  // before any test runs.
+  f.check = [](const cases::Row& row) {
+    for (const char* key : {"dtype", "n"}) {
+      if (!row.has(key)) throw std::invalid_argument(std::string("no '") + key + "'");
+    }
+    dtype_of(row.text("dtype"));
+    row.u64("n", 0);
+    row.u64("offset", 0);
+    if (row.u64("calls", 1) < 1) throw std::invalid_argument("'calls' must be at least 1");
+    row.flag("capture", false);
+    row.flag("race", false);
+  };
   f.run = [family](const std::string& variant, const cases::Row& row, uint64_t seed) {
     VectorCase c;
     c.n = row.u64("n", 0);

@@ -85,7 +85,8 @@ CheckSpec start_spec(const std::string& variant, const VectorCase& c) {
 // A vector family's tests as data: `spec` is the family's (reduce::spec, scan::spec), `workspace`
 // the lab's workspace size for n elements. register_vector_suites registers `suites` (tests of
 // the keys above) for `variants`; it throws std::invalid_argument naming the cases file and line
-// for a suite without dtype or n, or with a key the family does not know.
+// for a row without dtype or n, a value its key cannot take (calls below 1), or a key the family
+// does not know; then it registers none.
 struct VectorFamily {
   std::string name;  // "reduce", for messages
   CheckSpec (*spec)(const std::string& variant, const VectorCase& c) = nullptr;
