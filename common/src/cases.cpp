@@ -12,7 +12,8 @@
 namespace labkit::cases {
 
 bool Row::has(const std::string& key) const {
-  return std::any_of(values_.begin(), values_.end(), [&](const auto& kv) { return kv.first == key; });
+  return std::any_of(values_.begin(), values_.end(),
+                     [&](const auto& kv) { return kv.first == key; });
 }
 
 const std::string& Row::text(const std::string& key) const {
@@ -91,7 +92,8 @@ struct Planned {
 };
 
 // Every test of `suites`, checked whole before any is registered.
-std::vector<Planned> plan(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
+std::vector<Planned> plan(const std::vector<Suite>& suites,
+                          const std::vector<std::string>& variants,
                           const Family& family) {
   std::vector<Planned> planned;
   for (const Suite& s : suites) {
@@ -116,6 +118,11 @@ std::vector<Planned> plan(const std::vector<Suite>& suites, const std::vector<st
                                     family.name + " family does not name tests by it)");
       }
       if (p.values.empty()) throw std::invalid_argument(where(s) + ": '" + p.key + "' is empty");
+      if (!p.records.empty() && p.records.size() != p.values.size()) {
+        throw std::invalid_argument(where(s) + ": '" + p.key + "' has " +
+                                    std::to_string(p.values.size()) + " values but fields for " +
+                                    std::to_string(p.records.size()));
+      }
     }
     // Each value's part of the name, once per value.
     std::vector<std::vector<std::string>> labels(named.size());
@@ -142,12 +149,21 @@ std::vector<Planned> plan(const std::vector<Suite>& suites, const std::vector<st
     for (const std::vector<size_t>& at : combos) {
       std::vector<std::pair<std::string, std::string>> values;
       std::string suffix;
+      // A value, and a named value's fields after it.
+      const auto add = [&values](const Param& p, size_t i) {
+        values.emplace_back(p.key, p.values[i]);
+        if (i < p.records.size()) {
+          for (const auto& [field, text] : p.records[i]) {
+            values.emplace_back(p.key + "." + field, text);
+          }
+        }
+      };
       for (size_t k = 0; k < named.size(); ++k) {
-        values.emplace_back(named[k].first->key, named[k].first->values[at[k]]);
+        add(*named[k].first, at[k]);
         suffix += "_" + labels[k][at[k]];
       }
       for (const Param& p : s.params) {
-        if (!p.in_name) values.emplace_back(p.key, p.values.front());
+        if (!p.in_name) add(p, 0);
       }
       Row row(std::move(values));
       if (family.check) {
@@ -172,9 +188,12 @@ std::vector<Planned> plan(const std::vector<Suite>& suites, const std::vector<st
 }  // namespace
 
 std::vector<std::string> test_names(const std::vector<Suite>& suites,
-                                    const std::vector<std::string>& variants, const Family& family) {
+                                    const std::vector<std::string>& variants,
+                                    const Family& family) {
   std::vector<std::string> names;
-  for (const Planned& p : plan(suites, variants, family)) names.push_back(p.suite_name + "." + p.name);
+  for (const Planned& p : plan(suites, variants, family)) {
+    names.push_back(p.suite_name + "." + p.name);
+  }
   return names;
 }
 

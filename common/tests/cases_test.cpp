@@ -1,8 +1,9 @@
 // labkit/cases.hpp: a lab's tests as data, registered as GoogleTest tests. CPU only: the names,
 // the rows each test gets, the seeds, and the errors a wrong cases file stops at. The suites
 // below stand in for a lab's generated lab_suites(); the tests they register skip without a
-// GPU and, with one, only record their row. The matmul family's driver (labkit/ops/matmul_cases.hpp)
-// is checked through test_names, which registers nothing: its shapes, names and size promise.
+// GPU and, with one, only record their row. The matmul family's driver
+// (labkit/ops/matmul_cases.hpp) is checked through test_names, which registers nothing: its
+// shapes, names and size promise.
 #include "labkit/cases.hpp"
 
 #include <gtest/gtest.h>
@@ -173,6 +174,34 @@ TEST(Cases, ALabelOrCheckThatRefusesAValueStopsTheProgramNamingItsPlace) {
             "");
 }
 
+// A key with named values ([matrix.band_3] in the file): the name goes into the test's name, the
+// fields into its row as "<key>.<field>", after the name.
+TEST(Cases, ANamedValuesFieldsReachItsRowBesideItsName) {
+  Family f = demo_family();
+  f.parts = {{"matrix", ""}};
+  std::vector<std::string> rows;
+  f.check = [&rows](const Row& row) {
+    std::string text;
+    for (const auto& [k, v] : row.values()) text += (text.empty() ? "" : " ") + k + "=" + v;
+    rows.push_back(text);
+  };
+  const std::vector<Suite> suites = {
+      {"Matrices", "DemoNamed", "Matches", false, "demo.toml", 50,
+       {{"matrix", {"band_3", "dense"}, true,
+         {{{"kind", "band"}, {"width", "3"}}, {{"kind", "dense"}}}},
+        {"calls", {"2"}, false}}}};
+  EXPECT_EQ(labkit::cases::test_names(suites, {"v1_a"}, f),
+            (std::vector<std::string>{"Matrices/DemoNamed.Matches/v1_a_band_3",
+                                      "Matrices/DemoNamed.Matches/v1_a_dense"}));
+  EXPECT_EQ(rows, (std::vector<std::string>{
+                      "matrix=band_3 matrix.kind=band matrix.width=3 calls=2",
+                      "matrix=dense matrix.kind=dense calls=2"}));
+  const std::vector<Suite> short_fields = {
+      {"Matrices", "DemoNamed", "Matches", false, "demo.toml", 52,
+       {{"matrix", {"band_3", "dense"}, true, {{{"kind", "band"}}}}}}};
+  EXPECT_EQ(refusal(short_fields, f), "demo.toml:52: 'matrix' has 2 values but fields for 1");
+}
+
 TEST(Cases, NothingIsRegisteredWhenALaterSuiteIsRefused) {
   const std::vector<Suite> suites = {
       {"Sizes", "DemoFirst", "Matches", false, "demo.toml", 40, {{"n", {"1"}, true}}},
@@ -253,10 +282,12 @@ TEST(MatmulCases, AShapeOutsideTheLabsSizePromiseStopsTheProgram) {
   EXPECT_NE(refusal(suite("64x96x1"), mm::family(lab02)), "");
   EXPECT_EQ(refusal(suite("96x64x1"), mm::family()), "");  // lab 01: no promise
   // A scalar shape (the first value only) is checked too.
-  EXPECT_NE(refusal({{"Variants", "S", "T", false, "f.toml", 3, {{"shape", {"128x128x12"}, false}}}},
+  EXPECT_NE(refusal({{"Variants", "S", "T", false, "f.toml", 3,
+                     {{"shape", {"128x128x12"}, false}}}},
                     mm::family(lab03)),
             "");
-  EXPECT_EQ(refusal({{"Variants", "S", "T", false, "f.toml", 3, {{"shape", {"128x256x16"}, false}}}},
+  EXPECT_EQ(refusal({{"Variants", "S", "T", false, "f.toml", 3,
+                     {{"shape", {"128x256x16"}, false}}}},
                     mm::family(lab03)),
             "");
   EXPECT_NE(refusal({{"Variants", "S", "T", false, "f.toml", 3, {{"shape", {"64x256x16"}, false}}}},

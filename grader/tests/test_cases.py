@@ -161,6 +161,47 @@ class CasesTest(unittest.TestCase):
         self.assertIn("is not a count", self.error('[[suite]]\ninstance = "A"\nsuite = "S"\n'
                                                    'test = "T"\nshape = "127*129*33"\n'))
 
+    def test_named_values_resolve_to_their_fields_in_either_file(self):
+        self.write("tests/cases.toml", '[matrix.band_3]\nkind = "band"\nwidth = 3\n'
+                   'alpha = 2.1\ndescription = "a band, \\"three\\" wide"\n\n'
+                   '[[suite]]\ninstance = "M"\nsuite = "SpmvPublic"\ntest = "T"\n'
+                   'matrix = ["band_3"]\n')
+        self.write("hidden/cases.toml", '[matrix.dense_row]\nkind = "dense"\n\n'
+                   '[[suite]]\ninstance = "M"\nsuite = "SpmvHidden"\ntest = "T"\n'
+                   'matrix = ["band_3", "dense_row"]\n')
+        s = cases.load_lab_cases(self.lab)
+        band = (("kind", "band"), ("width", "3"), ("alpha", "2.1"),
+                ("description", 'a band, "three" wide'))
+        self.assertEqual(s[0].params, (cases.Param("matrix", ("band_3",), True, (band,)),))
+        self.assertEqual(s[1].params, (cases.Param("matrix", ("band_3", "dense_row"), True,
+                                                   (band, (("kind", "dense"),))),))
+        self.assertIn('{"matrix", {"band_3"}, true, {{{"kind", "band"}, {"width", "3"}, '
+                      '{"alpha", "2.1"}, {"description", "a band, \\"three\\" wide"}}}}',
+                      cases.cpp_source(s))
+
+    def test_named_value_mistakes_are_named_with_file_and_line(self):
+        suite = '[[suite]]\ninstance = "M"\nsuite = "S"\ntest = "T"\nmatrix = ["band"]\n'
+        self.assertIn("labs/08_scan/tests/cases.toml:4: 'matrix': 'band' is not one of its "
+                      "named values (band_3)",
+                      self.error('[matrix.band_3]\nkind = "band"\n\n' + suite))
+        self.assertIn("tests/cases.toml:1: 'bad-name' is not a name",
+                      self.error('[matrix.bad-name]\nkind = "band"\n\n' + suite))
+        self.assertIn("tests/cases.toml:1: 'matrix' must be named values",
+                      self.error('[matrix]\nkind = "band"\n\n' + suite))
+        self.assertIn("is not a number, true/false or a line of printable text",
+                      self.error('[matrix.band]\nkind = ["a"]\n\n' + suite))
+        # The public file cannot use the hidden file's (a student release has the public alone),
+        # and a name is declared once.
+        self.write("hidden/cases.toml", '[matrix.band]\nkind = "band"\n\n'
+                   + suite.replace('"S"', '"H"'))
+        self.assertIn("labs/08_scan/tests/cases.toml:1: 'matrix' has its named values in "
+                      "labs/08_scan/hidden/cases.toml only", self.error(suite))
+        self.write("tests/cases.toml", '[matrix.band]\nkind = "band"\n\n' + suite)
+        self.assertIn("labs/08_scan/hidden/cases.toml:1: [matrix.band] is declared in the public "
+                      "cases file too",
+                      self.error('[matrix.band]\nkind = "band"\n\n' + suite.replace('"S"', '"H"'),
+                                 rel="hidden/cases.toml"))
+
     def test_the_matmul_labs_files_read(self):
         """Every suite of labs 01-04 names a shape MxNxK (the driver's syntax, also checked when
         the test program starts); the public suites are the same four in every lab, and the

@@ -1,9 +1,9 @@
 // A lab's tests as data: the suites of its cases files (labs/<lab>/tests/cases.toml, and
 // hidden/cases.toml where the hidden tests are in the build), read at configure time by the
 // grader's reader (grader/cases.py, through cmake/lab_config.py), which writes them into the
-// lab's test program as lab_suites(). An op family turns one row into a check (its
-// register_cases, e.g. labkit/ops/scan_cases.hpp); this header registers every row of every
-// suite for every variant as a GoogleTest test, named as a parameterized test would be:
+// lab's test program as lab_suites(). An op family turns one row into a check (its driver, e.g.
+// labkit/ops/vector_family.hpp, labkit/ops/matmul_cases.hpp); this header registers every row of
+// every suite for every variant as a GoogleTest test, named as a parameterized test would be:
 //   <instance>/<suite>.<test>/<variant>[_<part>...]
 // where the parts are the row's values of the suite's list-valued keys, in the family's order,
 // each after its prefix ("f32", "n1025", "off3") or, where the family gives a part a label
@@ -19,10 +19,16 @@
 
 namespace labkit::cases {
 
+// A named value's fields ([matrix.powerlaw] kind = "power_law" ...), as text.
+using Fields = std::vector<std::pair<std::string, std::string>>;
+
 struct Param {
   std::string key;
   std::vector<std::string> values;  // as written in the file (numbers in decimal)
   bool in_name = false;             // a list in the file: one test per value
+  // For a key with named values: each value's fields, in the values' order (else empty). A
+  // test's row holds them as "<key>.<field>" ("matrix.kind") beside "<key>" (its name).
+  std::vector<Fields> records = {};
 };
 
 struct Suite {
