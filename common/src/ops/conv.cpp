@@ -18,8 +18,10 @@ namespace labkit::ops::conv {
 std::string Shape::describe() const {
   std::ostringstream os;
   os << "N=" << n << " C_in=" << c_in << " " << h << "x" << w << " -> C_out=" << c_out
-     << " K=" << k << " S=" << stride << " P=" << pad << " (out " << h_out() << "x" << w_out()
-     << ")";
+     << " K=" << k << " S=" << stride << " P=" << pad;
+  // The output's size divides by the stride: none to give for an invalid one (validate's
+  // message describes the shape too).
+  if (stride >= 1) os << " (out " << h_out() << "x" << w_out() << ")";
   return os.str();
 }
 
