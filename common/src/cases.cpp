@@ -82,6 +82,24 @@ std::string where(const Suite& s) { return s.file + ":" + std::to_string(s.line)
 
 namespace {
 
+// What stands for value i of `p` in a test's name: the value, or its part's name field.
+std::string name_of(const Param& p, const Part& part, size_t i) {
+  if (part.name_field.empty() || i >= p.records.size()) return p.values[i];
+  for (const auto& [field, text] : p.records[i]) {
+    if (field != part.name_field) continue;
+    const bool word = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+             c == '_';
+    });
+    if (!word) {
+      throw std::invalid_argument("'" + p.values[i] + "' has " + field + " = '" + text +
+                                  "' (a test's name takes letters, digits and '_')");
+    }
+    return text;
+  }
+  return p.values[i];
+}
+
 // One test to register.
 struct Planned {
   const Suite* suite;
@@ -128,8 +146,9 @@ std::vector<Planned> plan(const std::vector<Suite>& suites,
     std::vector<std::vector<std::string>> labels(named.size());
     for (size_t k = 0; k < named.size(); ++k) {
       const auto& [param, part] = named[k];
-      for (const std::string& v : param->values) {
+      for (size_t i = 0; i < param->values.size(); ++i) {
         try {
+          const std::string v = name_of(*param, *part, i);
           labels[k].push_back(part->label ? part->label(v) : part->prefix + v);
         } catch (const std::invalid_argument& e) {
           throw std::invalid_argument(where(s) + ": '" + param->key + "': " + e.what());
@@ -171,6 +190,12 @@ std::vector<Planned> plan(const std::vector<Suite>& suites,
           family.check(row);
         } catch (const std::invalid_argument& e) {
           throw std::invalid_argument(where(s) + ": " + e.what());
+        }
+      }
+      for (const auto& other : rows) {
+        if (other.first == suffix) {
+          throw std::invalid_argument(where(s) + ": two tests named " + s.instance + "/" +
+                                      s.suite + "." + s.test + "/<variant>" + suffix);
         }
       }
       rows.emplace_back(std::move(suffix), std::move(row));

@@ -202,6 +202,32 @@ TEST(Cases, ANamedValuesFieldsReachItsRowBesideItsName) {
   EXPECT_EQ(refusal(short_fields, f), "demo.toml:52: 'matrix' has 2 values but fields for 1");
 }
 
+// A part's name field: where a named value has it, it names the tests instead of the value
+// (a hidden value with a name the public file gives another). Two tests of one name are refused.
+TEST(Cases, ANameFieldStandsForItsValueInTheName) {
+  Family f = demo_family();
+  f.parts = {{"matrix", "m_", nullptr, "name"}};
+  const auto suite = [](std::vector<labkit::cases::Fields> fields) {
+    return std::vector<Suite>{{"Matrices", "DemoNamed", "Matches", true, "demo.toml", 60,
+                               {{"matrix", {"band_3", "band_3_hidden"}, true, fields}}}};
+  };
+  EXPECT_EQ(labkit::cases::test_names(suite({{{"kind", "band"}}, {{"name", "band_4"}}}),
+                                      {"v1_a"}, f),
+            (std::vector<std::string>{"Matrices/DemoNamed.Matches/v1_a_m_band_3",
+                                      "Matrices/DemoNamed.Matches/v1_a_m_band_4"}));
+  EXPECT_EQ(refusal(suite({{{"kind", "band"}}, {{"name", "band_3"}}}), f),
+            "demo.toml:60: two tests named Matrices/DemoNamed.Matches/<variant>_m_band_3");
+  EXPECT_EQ(refusal(suite({{{"kind", "band"}}, {{"name", "band-3"}}}), f),
+            "demo.toml:60: 'matrix': 'band_3_hidden' has name = 'band-3' (a test's name takes "
+            "letters, digits and '_')");
+  // Without a name field in the family, a field called name is only a field.
+  f.parts = {{"matrix", "m_"}};
+  EXPECT_EQ(labkit::cases::test_names(suite({{{"kind", "band"}}, {{"name", "band_3"}}}),
+                                      {"v1_a"}, f)
+                .back(),
+            "Matrices/DemoNamed.Matches/v1_a_m_band_3_hidden");
+}
+
 TEST(Cases, NothingIsRegisteredWhenALaterSuiteIsRefused) {
   const std::vector<Suite> suites = {
       {"Sizes", "DemoFirst", "Matches", false, "demo.toml", 40, {{"n", {"1"}, true}}},

@@ -7,8 +7,9 @@
 //   <instance>/<suite>.<test>/<variant>[_<part>...]
 // where the parts are the row's values of the suite's list-valued keys, in the family's order,
 // each after its prefix ("f32", "n1025", "off3") or, where the family gives a part a label
-// function, as it writes the value ("127x129x33" -> "M127_N129_K33"). A scalar key is the same
-// in every row and not in the name.
+// function, as it writes the value ("127x129x33" -> "M127_N129_K33"); a named value is its
+// name, or its part's name field where it has one. A scalar key is the same in every row and
+// not in the name.
 #pragma once
 
 #include <cstdint>
@@ -67,6 +68,11 @@ struct Part {
   // Optional: the name's part is label(value) instead ("127x129x33" -> "M127_N129_K33"). It
   // throws std::invalid_argument for a value it cannot read.
   std::function<std::string(const std::string& value)> label = nullptr;
+  // Optional, for a key with named values: a field that, where a value has it, stands for the
+  // value's name in the test's name (letters, digits and '_'). Two values of one name, one in
+  // the public file and one in the hidden file, are declared under two names and name their
+  // tests alike: [shape.k1_hidden] with name = "k1".
+  std::string name_field = "";
 };
 
 // A family's own check of a row, when the tests are registered (a malformed value, a size
@@ -84,7 +90,8 @@ struct Family {
 // Registers every suite x variant x combination of list values; each test begins with
 // LABKIT_REQUIRE_GPU. Throws std::invalid_argument naming the suite's file and line (the program
 // stops before any test runs) for a key the family does not know, a list-valued key it cannot
-// put in a name, or a value its label or check refuses; then it registers none of the tests.
+// put in a name, a value its label or check refuses, or two tests of one name; then it
+// registers none of the tests.
 void register_suites(const std::vector<Suite>& suites, const std::vector<std::string>& variants,
                      const Family& family);
 
