@@ -1,6 +1,6 @@
 """grader/cases.py, the reader of a lab's tests as data, and cmake/lab_config.py --cases, which
-writes them into the lab's test program: on files written here, and on the labs' own (08, and
-the matmul labs 01-04)."""
+writes them into the lab's test program: on files written here, and on the labs' own (08, 07,
+and the matmul labs 01-04)."""
 
 import importlib.util
 import re
@@ -221,6 +221,29 @@ class CasesTest(unittest.TestCase):
                 if (lab / "hidden" / "cases.toml").is_file():
                     self.assertIn(("Shapes", "MatmulHidden"), [(x.instance, x.suite) for x in s])
                     self.assertTrue(all(x.seeded for x in s if "Hidden" in x.suite))
+
+    def test_lab_07s_files_read(self):
+        """Every suite of lab 07 names shapes declared as named values with the nine fields the
+        conv driver needs (labkit/ops/conv_cases.hpp, also checked when the test program
+        starts), each naming its tests once per suite."""
+        lab = REPO / "labs" / "07_im2col_conv"
+        s = cases.load_lab_cases(lab)
+        self.assertEqual([(x.instance, x.suite) for x in s if not x.seeded],
+                         [("Shapes", "ConvPublic"), ("Variants", "ConvPublicStream")])
+        needed = {"n", "c_in", "h", "w", "c_out", "k", "stride", "pad", "bias"}
+        for x in s:
+            shapes = [p for p in x.params if p.key == "shape"]
+            self.assertEqual(len(shapes), 1, f"{x.file}:{x.line}")
+            self.assertEqual(len(shapes[0].records), len(shapes[0].values), f"{x.file}:{x.line}")
+            in_names = []
+            for value, record in zip(shapes[0].values, shapes[0].records):
+                fields = dict(record)
+                self.assertEqual(set(fields) - {"name"}, needed, f"{x.file}:{x.line}: {value}")
+                in_names.append(fields.get("name", value))
+            self.assertEqual(len(set(in_names)), len(in_names), f"{x.file}:{x.line}")
+        if (lab / "hidden" / "cases.toml").is_file():   # not in a student release
+            self.assertEqual([(x.instance, x.suite) for x in s if x.seeded],
+                             [("Shapes", "ConvHidden"), ("Variants", "ConvHiddenRepeat")])
 
 
 if __name__ == "__main__":
