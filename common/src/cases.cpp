@@ -47,6 +47,16 @@ bool Row::flag(const std::string& key, bool fallback) const {
   throw std::invalid_argument("'" + key + "' is not true or false: '" + v + "'");
 }
 
+namespace {
+// Whether the running test's suite is seeded (shared_seed).
+thread_local bool running_seeded = false;
+}  // namespace
+
+uint64_t shared_seed(const std::string& what) {
+  const uint64_t own = name_seed(what);
+  return running_seeded ? mix_seed(test_seed(), own) : own;
+}
+
 uint64_t name_seed(const std::string& full_name) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (const unsigned char c : full_name) {
@@ -65,6 +75,10 @@ class CaseTest : public ::testing::Test {
         seeded_(seeded) {}
   void TestBody() override {
     LABKIT_REQUIRE_GPU();
+    struct Running {  // shared_seed's answer while the family runs the row, however it ends
+      explicit Running(bool seeded) { running_seeded = seeded; }
+      ~Running() { running_seeded = false; }
+    } running(seeded_);
     run_(variant_, row_, seeded_ ? mix_seed(test_seed(), seed_) : seed_);
   }
 

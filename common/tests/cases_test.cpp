@@ -3,17 +3,23 @@
 // below stand in for a lab's generated lab_suites(); the tests they register skip without a
 // GPU and, with one, only record their row. The matmul family's driver
 // (labkit/ops/matmul_cases.hpp) is checked through test_names, which registers nothing: its
-// shapes, names and size promise.
+// shapes, names and size promise; so is the spmv family's (labkit/ops/spmv_cases.hpp): its named
+// matrices, the ones it refuses, and the matrices each kind builds.
 #include "labkit/cases.hpp"
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "labkit/ops/matmul_cases.hpp"
+#include "labkit/ops/spmv_cases.hpp"
 
 namespace labkit::cases {
 
@@ -35,6 +41,7 @@ using labkit::cases::Family;
 using labkit::cases::Row;
 using labkit::cases::Suite;
 namespace mm = labkit::ops::matmul;
+namespace sp = labkit::ops::spmv;
 
 std::map<std::string, std::string>& seen() {
   static std::map<std::string, std::string> rows;
@@ -321,6 +328,214 @@ TEST(MatmulCases, AShapeOutsideTheLabsSizePromiseStopsTheProgram) {
             "");
   EXPECT_TRUE(mm::keeps(lab03, {256, 128, 8}));
   EXPECT_FALSE(mm::keeps(lab03, {256, 128, 12}));
+}
+
+// ---- the spmv family: matrices as named values ([matrix.<name>] in the cases file).
+
+size_t fake_workspace(size_t rows, size_t) { return 8 * rows; }
+const sp::LabInfo kSpmvLab{"/nonexistent", &fake_workspace};
+
+using Fields = labkit::cases::Fields;
+
+const Fields kPowerlaw = {{"kind", "power_law"}, {"rows", "20000"}, {"cols", "20000"},
+                          {"alpha", "2.1"},      {"min_len", "1"},  {"max_len", "20000"},
+                          {"description", "power-law row lengths (alpha 2.1), 20000 x 20000"}};
+const Fields kNoEntries = {{"kind", "no_entries"}, {"rows", "77"}, {"cols", "55"}};
+
+// One suite of matrix `name` with `fields` (a list: in the test's name), and `more` keys.
+std::vector<Suite> spmv_suite(const std::string& name, const Fields& fields, int line = 12,
+                              std::vector<labkit::cases::Param> more = {}) {
+  std::vector<labkit::cases::Param> params = {{"matrix", {name}, true, {fields}}};
+  params.insert(params.end(), more.begin(), more.end());
+  return {{"Matrices", "SpmvHidden", "MatchesReference", true, "labs/06/hidden/cases.toml", line,
+           params}};
+}
+
+// `fields` with `field` set to `value` ("" removes it).
+Fields with(Fields fields, const std::string& field, const std::string& value) {
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    if (it->first == field) {
+      if (value.empty()) {
+        fields.erase(it);
+      } else {
+        it->second = value;
+      }
+      return fields;
+    }
+  }
+  if (!value.empty()) fields.emplace_back(field, value);
+  return fields;
+}
+
+TEST(SpmvCases, TestsAreNamedByTheirMatrixAsTheCxxTestsWere) {
+  const std::vector<Suite> suites = {
+      {"Matrices", "SpmvPublic", "MatchesReference", false, "cases.toml", 3,
+       {{"matrix", {"powerlaw", "no_entries"}, true, {kPowerlaw, kNoEntries}}}},
+      // A matrix given as a scalar is not in the name.
+      {"Variants", "SpmvPublicStream", "LaunchesOnTheGivenStream", false, "cases.toml", 9,
+       {{"matrix", {"powerlaw"}, false, {kPowerlaw}}, {"capture", {"true"}, false}}},
+      {"Matrices", "SpmvHiddenRepeat", "FreshInputsAndGarbageWorkspace", true, "h.toml", 4,
+       {{"matrix", {"powerlaw"}, true, {kPowerlaw}}, {"calls", {"3"}, false}}}};
+  EXPECT_EQ(labkit::cases::test_names(suites, {"v1_scalar", "v3_best"}, sp::family(kSpmvLab)),
+            (std::vector<std::string>{
+                "Matrices/SpmvPublic.MatchesReference/v1_scalar_powerlaw",
+                "Matrices/SpmvPublic.MatchesReference/v1_scalar_no_entries",
+                "Matrices/SpmvPublic.MatchesReference/v3_best_powerlaw",
+                "Matrices/SpmvPublic.MatchesReference/v3_best_no_entries",
+                "Variants/SpmvPublicStream.LaunchesOnTheGivenStream/v1_scalar",
+                "Variants/SpmvPublicStream.LaunchesOnTheGivenStream/v3_best",
+                "Matrices/SpmvHiddenRepeat.FreshInputsAndGarbageWorkspace/v1_scalar_powerlaw",
+                "Matrices/SpmvHiddenRepeat.FreshInputsAndGarbageWorkspace/v3_best_powerlaw"}));
+  EXPECT_EQ(sp::matrix_kinds().size(), 9u);
+}
+
+TEST(SpmvCases, AMatrixOfAnUnknownKindOrWithoutItsFieldsStopsTheProgramNamingItsPlace) {
+  const Family f = sp::family(kSpmvLab);
+  EXPECT_EQ(refusal(spmv_suite("pl", kPowerlaw), f), "");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "kind", "power_lw"), 14), f),
+            "labs/06/hidden/cases.toml:14: matrix 'pl': unknown kind 'power_lw' (laplacian_2d, "
+            "uniform_random, power_law, with_empty_rows, one_dense_row, single_row, no_entries, "
+            "device_uniform, matrix_market)");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "alpha", ""), 15), f),
+            "labs/06/hidden/cases.toml:15: matrix 'pl': no 'alpha' (a power_law matrix needs it)");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "alpha", "steep")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': 'matrix.alpha' is not a number: 'steep'");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "rows", "2.5")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': 'matrix.rows' is not a count: '2.5'");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "alfa", "2.1")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': a power_law matrix has no field 'alfa' "
+            "(rows, cols, alpha, min_len, max_len, duplicates, shuffled, description)");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "shuffled", "yes")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': 'matrix.shuffled' is not true or false: "
+            "'yes'");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "rows", "2147483648")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': 'matrix.rows' must be in 1..2147483647, "
+            "not 2147483648");
+  EXPECT_EQ(refusal(spmv_suite("pl", with(kPowerlaw, "max_len", "20001")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'pl': 'matrix.max_len' above 'matrix.cols'");
+  // A plain word (no [matrix.<name>] in the file), a matrix that is no row's, a bad scalar.
+  EXPECT_EQ(refusal({{"M", "S", "T", false, "f.toml", 3, {{"matrix", {"band"}, true}}}}, f),
+            "f.toml:3: matrix 'band': no 'kind' (is it declared as [matrix.band] in the cases "
+            "file?)");
+  EXPECT_EQ(refusal({{"M", "S", "T", false, "f.toml", 5, {{"calls", {"3"}, false}}}}, f),
+            "f.toml:5: no 'matrix' (a named value [matrix.<name>])");
+  EXPECT_EQ(refusal(spmv_suite("pl", kPowerlaw, 7, {{"calls", {"0"}, false}}), f),
+            "labs/06/hidden/cases.toml:7: 'calls' must be at least 1");
+  // A dense row is a row of the matrix, or "drawn" from the seed.
+  const Fields dense = {{"kind", "one_dense_row"}, {"rows", "40"},      {"cols", "50"},
+                        {"min_len", "1"},          {"max_len", "4"},    {"dense_row", "drawn"},
+                        {"dense_len", "50"}};
+  EXPECT_EQ(refusal(spmv_suite("d", dense), f), "");
+  EXPECT_EQ(refusal(spmv_suite("d", with(dense, "dense_row", "39")), f), "");
+  EXPECT_NE(refusal(spmv_suite("d", with(dense, "dense_row", "40")), f), "");
+  EXPECT_EQ(refusal(spmv_suite("d", with(dense, "dense_row", "last")), f),
+            "labs/06/hidden/cases.toml:12: matrix 'd': 'matrix.dense_row' is neither a row nor "
+            "\"drawn\": 'last'");
+  // On the GPU: nnz up to 2^31 - 1, no generator's fields.
+  const Fields device = {{"kind", "device_uniform"}, {"rows", "2097153"}, {"cols", "1048583"},
+                         {"nnz", "2147483647"}};
+  EXPECT_EQ(refusal(spmv_suite("n", device), f), "");
+  EXPECT_NE(refusal(spmv_suite("n", with(device, "nnz", "2147483648")), f), "");
+  EXPECT_NE(refusal(spmv_suite("n", with(device, "shuffled", "true")), f), "");
+  EXPECT_NE(refusal(spmv_suite("f", {{"kind", "matrix_market"}}), f), "");
+}
+
+Row matrix_row(const std::string& name, const Fields& fields) {
+  std::vector<std::pair<std::string, std::string>> values = {{"matrix", name}};
+  for (const auto& [k, v] : fields) values.emplace_back("matrix." + k, v);
+  return Row(values);
+}
+
+void expect_same(const sp::Csr& got, const sp::Csr& want, const std::string& what) {
+  EXPECT_EQ(got.rows, want.rows) << what;
+  EXPECT_EQ(got.cols, want.cols) << what;
+  EXPECT_EQ(got.row_ptr, want.row_ptr) << what;
+  EXPECT_EQ(got.col_idx, want.col_idx) << what;
+  EXPECT_EQ(got.values, want.values) << what;
+}
+
+// Each kind builds what the lab's C++ catalog (labs/06_spmv/tests/cases.hpp, before its tests
+// were data) built from the same seed: its sizes where they are cheap, smaller ones of the same
+// form where not (the benchmark-sized Laplacian and dense row, the long rows).
+TEST(SpmvCases, EachKindBuildsTheMatrixTheCxxCatalogBuilt) {
+  const uint64_t s = 0x9E3779B97F4A7C15ull;
+  const auto build = [s](const Fields& fields) {
+    return sp::make_matrix(matrix_row("m", fields), s, "");
+  };
+  const Fields uniform = {{"kind", "uniform_random"}, {"rows", "1500"}, {"cols", "1500"},
+                          {"min_len", "1"}, {"max_len", "70"}};
+  expect_same(build({{"kind", "laplacian_2d"}, {"nx", "31"}, {"ny", "17"}}),
+              sp::laplacian_2d(31, 17), "laplacian_31x17");
+  expect_same(build(uniform), sp::uniform_random(1500, 1500, 1, 70, s), "uniform");
+  expect_same(build(kPowerlaw), sp::power_law(20000, 20000, 2.1, 1, 20000, s), "powerlaw");
+  expect_same(build({{"kind", "with_empty_rows"}, {"rows", "2000"}, {"cols", "2000"},
+                     {"min_len", "1"}, {"max_len", "40"}, {"empty_fraction", "0.3"}}),
+              sp::with_empty_rows(2000, 2000, 1, 40, 0.3, s), "empty_rows");
+  expect_same(build({{"kind", "one_dense_row"}, {"rows", "4000"}, {"cols", "4000"},
+                     {"min_len", "1"}, {"max_len", "8"}, {"dense_row", "1777"},
+                     {"dense_len", "4000"}}),
+              sp::one_dense_row(4000, 4000, 1, 8, 1777, 4000, s), "dense_row");
+  expect_same(build({{"kind", "single_row"}, {"cols", "10000"}, {"len", "3001"}}),
+              sp::single_row(10000, 3001, s), "single_row");
+  expect_same(build(kNoEntries), sp::no_entries(77, 55), "no_entries");
+  expect_same(build(with(uniform, "shuffled", "true")),
+              sp::shuffled_within_rows(sp::uniform_random(1500, 1500, 1, 70, s), s + 1),
+              "unsorted");
+  expect_same(build(with(uniform, "duplicates", "0.1")),
+              sp::with_duplicates(sp::uniform_random(1500, 1500, 1, 70, s), 0.1, s + 1),
+              "duplicates");
+  // long_rows_unsorted_dups's form: duplicates first, then the shuffle, each its next seed.
+  expect_same(build({{"kind", "uniform_random"}, {"rows", "11"}, {"cols", "20003"},
+                     {"min_len", "1000"}, {"max_len", "10000"}, {"duplicates", "0.25"},
+                     {"shuffled", "true"}}),
+              sp::shuffled_within_rows(
+                  sp::with_duplicates(sp::uniform_random(11, 20003, 1000, 10000, s), 0.25, s + 1),
+                  s + 2),
+              "long_rows_unsorted_dups");
+  // laplacian_bench's: a grid of about nx x ny, less by a jitter drawn from the seed.
+  expect_same(build({{"kind", "laplacian_2d"}, {"nx", "200"}, {"ny", "190"}, {"jitter", "64"},
+                     {"shuffled", "true"}}),
+              sp::shuffled_within_rows(
+                  sp::laplacian_2d(200 - static_cast<int32_t>(s % 64),
+                                   190 - static_cast<int32_t>((s >> 8) % 64)),
+                  s + 1),
+              "laplacian_bench");
+  // denserow_bench's: the dense row's place drawn from the seed.
+  const int32_t n = 5003;
+  expect_same(build({{"kind", "one_dense_row"}, {"rows", "5003"}, {"cols", "5003"},
+                     {"min_len", "1"}, {"max_len", "16"}, {"dense_row", "drawn"},
+                     {"dense_len", "5003"}, {"shuffled", "true"}}),
+              sp::shuffled_within_rows(
+                  sp::one_dense_row(n, n, 1, 16, static_cast<int32_t>(s % n), n, s), s + 1),
+              "denserow_bench");
+  // Another seed, another matrix (the pattern is the seed's).
+  EXPECT_NE(sp::make_matrix(matrix_row("m", uniform), s + 7, "").col_idx, build(uniform).col_idx);
+}
+
+TEST(SpmvCases, DeviceAndFileMatricesAreTheirsToDraw) {
+  const Row device = matrix_row("rows_past_2p26", {{"kind", "device_uniform"},
+                                                   {"rows", "68157440"},
+                                                   {"cols", "1000"},
+                                                   {"nnz", "102236160"}});
+  ASSERT_TRUE(sp::on_device(device));
+  EXPECT_EQ(sp::device_matrix(device).rows, 68157440);
+  EXPECT_EQ(sp::device_matrix(device).nnz, 102236160);
+  EXPECT_THROW(sp::make_matrix(device, 1, ""), std::invalid_argument);
+  EXPECT_FALSE(sp::on_device(matrix_row("p", kPowerlaw)));
+
+  // A Matrix Market file, found from the lab's folder; one that is not there does not read.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("labkit_spmv_cases_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir / "hidden");
+  std::ofstream(dir / "hidden" / "a.mtx") << "%%MatrixMarket matrix coordinate real general\n"
+                                             "2 3 2\n1 3 1.5\n2 1 -2\n";
+  const Row file = matrix_row("a", {{"kind", "matrix_market"}, {"file", "hidden/a.mtx"}});
+  const sp::Csr m = sp::make_matrix(file, 1, dir.string());
+  EXPECT_EQ(m.rows, 2);
+  EXPECT_EQ(m.cols, 3);
+  EXPECT_EQ(m.col_idx, (std::vector<int32_t>{2, 0}));
+  EXPECT_THROW(sp::make_matrix(file, 1, (dir / "elsewhere").string()), sp::MatrixMarketError);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

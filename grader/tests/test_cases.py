@@ -145,6 +145,27 @@ class CasesTest(unittest.TestCase):
         if (lab / "hidden" / "cases.toml").is_file():   # not in a student release
             self.assertIn(("Past2p31", "ScanHidden"), [(x.instance, x.suite) for x in s])
 
+    def test_lab_06s_files_read(self):
+        """Every suite of lab 06 names matrices declared as named values, each with a kind (the
+        spmv driver checks the rest when the test program starts); the public file declares all
+        its suites use, for a student release has it alone."""
+        lab = REPO / "labs" / "06_spmv"
+        s = cases.load_lab_cases(lab)
+        self.assertEqual([x.suite for x in s if not x.seeded], ["SpmvPublic", "SpmvPublicStream"])
+        public = cases.load_records(lab / "tests" / "cases.toml")["matrix"]
+        for x in s:
+            matrix = [p for p in x.params if p.key == "matrix"]
+            self.assertEqual(len(matrix), 1, f"{x.file}:{x.line}")
+            for name, fields in zip(matrix[0].values, matrix[0].records):
+                self.assertIn("kind", dict(fields), f"{x.file}:{x.line}: {name}")
+                if not x.seeded:
+                    self.assertIn(name, public)
+        if (lab / "hidden" / "cases.toml").is_file():   # not in a student release
+            self.assertIn(("Files", "SpmvHiddenMatrixMarket"), [(x.instance, x.suite) for x in s])
+            for name, fields in cases.load_records(lab / "hidden" / "cases.toml")["matrix"].items():
+                if dict(fields)["kind"] == "matrix_market":
+                    self.assertTrue((lab / dict(fields)["file"]).is_file(), name)
+
     def test_a_matmul_shape_is_one_word_in_a_list_or_alone(self):
         self.write("tests/cases.toml", '[[suite]]\ninstance = "Shapes"\nsuite = "MatmulPublic"\n'
                    'test = "T"\nshape = ["127x129x33", "1x1x1"]\n\n[[suite]]\ninstance = "V"\n'

@@ -106,4 +106,8 @@ const std::vector<Suite>& lab_suites();
 // A stable 64-bit hash of a test's full name (FNV-1a): its fixed seed.
 uint64_t name_seed(const std::string& full_name);
 
+// Inside a running test: a seed that every test naming `what` shares (one matrix for all of a
+// lab's versions), name_seed(what), mixed with the judge's seed when the test's suite is seeded.
+uint64_t shared_seed(const std::string& what);
+
 }  // namespace labkit::cases
