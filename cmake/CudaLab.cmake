@@ -3,12 +3,14 @@
 #   add_cuda_lab(
 #     INTERFACE matmul.h                     # the lab's header: launchers and variant table
 #     WORKER worker.cpp                      # binds the variant table through the op family
-#     TESTS tests/public_test.cpp            # public tests (plain C++, compiled once)
-#     HIDDEN_TESTS hidden/hidden_test.cpp    # optional; skipped when absent (student release)
-#     CASES                                  # optional: tests as data, tests/cases.toml and
+#     CASES                                  # tests as data: tests/cases.toml, and
 #                                            # hidden/cases.toml where present (grader/cases.py
 #                                            # reads them at configure time into the test
-#                                            # program; TESTS then binds them to the family)
+#                                            # program)
+#     TESTS tests/cases.cpp                  # binds them to the family's driver (every lab);
+#                                            # plus any C++ test of what the data cannot say
+#     HIDDEN_TESTS hidden/extra_test.cpp     # optional C++ hidden tests; skipped when absent
+#                                            # (student release); no lab has one today
 #     TEST_LIBS labkit_matmul                # the op family's judge side
 #     BENCHMARK bench/bench.cpp              # the lab's benchmark list (labkit::bench::main)
 #     BENCHMARK_LIBS labkit_matmul_bench)    # the family's baseline (cuBLAS here)
