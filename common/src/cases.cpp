@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 
@@ -55,6 +57,17 @@ thread_local bool running_seeded = false;
 uint64_t shared_seed(const std::string& what) {
   const uint64_t own = name_seed(what);
   return running_seeded ? mix_seed(test_seed(), own) : own;
+}
+
+bool at_start(const std::function<void()>& registration) {
+  try {
+    registration();
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "the lab's tests cannot start: %s\n", e.what());
+    std::fflush(stderr);
+    std::_Exit(2);
+  }
+  return true;
 }
 
 uint64_t name_seed(const std::string& full_name) {

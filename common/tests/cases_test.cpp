@@ -235,6 +235,18 @@ TEST(Cases, ANameFieldStandsForItsValueInTheName) {
             "Matrices/DemoNamed.Matches/v1_a_m_band_3_hidden");
 }
 
+// A refused cases file, found as the test program starts, ends it with the message and status 2
+// (not an uncaught exception's abort); an accepted one lets it go on.
+TEST(Cases, ARefusedFileEndsTheProgramAtStartWithItsMessage) {
+  EXPECT_EXIT(labkit::cases::at_start(
+                  [] { throw std::invalid_argument("demo.toml:7: the demo family has no 'x'"); }),
+              ::testing::ExitedWithCode(2),
+              "the lab's tests cannot start: demo.toml:7: the demo family has no 'x'");
+  bool ran = false;
+  EXPECT_TRUE(labkit::cases::at_start([&ran] { ran = true; }));
+  EXPECT_TRUE(ran);
+}
+
 TEST(Cases, NothingIsRegisteredWhenALaterSuiteIsRefused) {
   const std::vector<Suite> suites = {
       {"Sizes", "DemoFirst", "Matches", false, "demo.toml", 40, {{"n", {"1"}, true}}},

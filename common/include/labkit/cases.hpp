@@ -103,6 +103,11 @@ std::vector<std::string> test_names(const std::vector<Suite>& suites,
 // The lab's suites (generated at configure time into the lab's test program).
 const std::vector<Suite>& lab_suites();
 
+// Runs a lab's registration as its test program starts (a static initializer of its
+// tests/cases.cpp): a refused cases file (std::invalid_argument, naming the file and line) ends
+// the program with that message and exit status 2, before any test runs. Returns true.
+bool at_start(const std::function<void()>& registration);
+
 // A stable 64-bit hash of a test's full name (FNV-1a): its fixed seed.
 uint64_t name_seed(const std::string& full_name);
 

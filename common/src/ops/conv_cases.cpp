@@ -109,8 +109,8 @@ cases::Family family(WorkspaceSize workspace) {
 }
 
 bool register_cases(const std::vector<std::string>& variants, WorkspaceSize workspace) {
-  cases::register_suites(cases::lab_suites(), variants, family(workspace));
-  return true;
+  return cases::at_start(
+      [&] { cases::register_suites(cases::lab_suites(), variants, family(workspace)); });
 }
 
 }  // namespace labkit::ops::conv

@@ -90,8 +90,8 @@ cases::Family family(SizePromise promise) {
 }
 
 bool register_cases(const std::vector<std::string>& variants, SizePromise promise) {
-  cases::register_suites(cases::lab_suites(), variants, family(promise));
-  return true;
+  return cases::at_start(
+      [&] { cases::register_suites(cases::lab_suites(), variants, family(promise)); });
 }
 
 }  // namespace labkit::ops::matmul

@@ -352,8 +352,8 @@ cases::Family family(const LabInfo& lab) {
 }
 
 bool register_cases(const std::vector<std::string>& variants, const LabInfo& lab) {
-  cases::register_suites(cases::lab_suites(), variants, family(lab));
-  return true;
+  return cases::at_start(
+      [&] { cases::register_suites(cases::lab_suites(), variants, family(lab)); });
 }
 
 }  // namespace labkit::ops::spmv

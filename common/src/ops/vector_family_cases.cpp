@@ -6,8 +6,8 @@
 namespace labkit::ops {
 
 bool register_vector_cases(const std::vector<std::string>& variants, const VectorFamily& family) {
-  register_vector_suites(cases::lab_suites(), variants, family);
-  return true;
+  return cases::at_start(
+      [&] { register_vector_suites(cases::lab_suites(), variants, family); });
 }
 
 }  // namespace labkit::ops

@@ -67,6 +67,6 @@ bool vary_inside_promise() {
 
 const bool registered =
     mm::register_cases({MATMUL_VARIANTS(LABKIT_VARIANT_NAME)}, {MATMUL_SIZE_MULTIPLE, 1}) &&
-    vary_inside_promise();
+    labkit::cases::at_start([] { vary_inside_promise(); });
 
 }  // namespace
