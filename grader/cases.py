@@ -126,10 +126,20 @@ def _records(data: dict, shown: str, text: str) -> dict:
 
 
 def _line_of(text: str, header: str) -> int:
-    """The line of the table header [header] (or of the first [header.*]), 0 if not found."""
-    for i, line in enumerate(text.splitlines(), 1):
+    """The line of the table header [header] (or of the first [header.*]); for a named value
+    written inline ([key] then `name = {...}`), the line of its name; 0 if not found."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines, 1):
         head = line.strip()
         if head == f"[{header}]" or head.startswith(f"[{header}."):
+            return i
+    key, _, name = header.partition(".")
+    inside = False
+    for i, line in enumerate(lines, 1):
+        head = line.strip()
+        if head.startswith("["):
+            inside = head == f"[{key}]"
+        elif inside and name and re.match(rf'"?{re.escape(name)}"?\s*=', head):
             return i
     return 0
 

@@ -223,6 +223,11 @@ class CasesTest(unittest.TestCase):
                       self.error('[matrix.band]\nkind = "band"\n\n' + suite.replace('"S"', '"H"'),
                                  rel="hidden/cases.toml"))
 
+    def test_a_named_value_written_inline_is_named_with_its_line(self):
+        self.assertIn("labs/08_scan/tests/cases.toml:3: 'bad-name' is not a name",
+                      self.error('[shape]\nk1 = {n = 1}\nbad-name = {n = 2}\n\n[[suite]]\n'
+                                 'instance = "A"\nsuite = "S"\ntest = "T"\nshape = ["k1"]\n'))
+
     def test_the_matmul_labs_files_read(self):
         """Every suite of labs 01-04 names a shape MxNxK (the driver's syntax, also checked when
         the test program starts); the public suites are the same four in every lab, and the
