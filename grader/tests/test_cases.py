@@ -166,6 +166,23 @@ class CasesTest(unittest.TestCase):
                 if dict(fields)["kind"] == "matrix_market":
                     self.assertTrue((lab / dict(fields)["file"]).is_file(), name)
 
+    def test_every_lab_takes_its_tests_as_data(self):
+        """A lab is data: each lab folder has a public cases file the reader accepts, its
+        CMakeLists.txt asks for CASES, and every suite of its public file is unseeded (a
+        student's failure repeats exactly)."""
+        from grader import config
+        labs = config.discover_labs(REPO / "labs")
+        self.assertGreaterEqual(len(labs), 8)
+        for name in labs:
+            lab = REPO / "labs" / name
+            with self.subTest(lab=name):
+                self.assertTrue((lab / "tests" / "cases.toml").is_file())
+                self.assertRegex((lab / "CMakeLists.txt").read_text(), r"\bCASES\b")
+                suites = cases.load_lab_cases(lab)
+                public = [x for x in suites if x.file.endswith("tests/cases.toml")]
+                self.assertTrue(public)
+                self.assertFalse(any(x.seeded for x in public))
+
     def test_a_matmul_shape_is_one_word_in_a_list_or_alone(self):
         self.write("tests/cases.toml", '[[suite]]\ninstance = "Shapes"\nsuite = "MatmulPublic"\n'
                    'test = "T"\nshape = ["127x129x33", "1x1x1"]\n\n[[suite]]\ninstance = "V"\n'
