@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "labkit/check.hpp"
 #include "labkit/gpu.hpp"
 #include "labkit/random.hpp"
 
@@ -53,6 +54,27 @@ namespace {
 // Whether the running test's suite is seeded (shared_seed).
 thread_local bool running_seeded = false;
 }  // namespace
+
+Calls calls_of(const Row& row) {
+  Calls c;
+  const uint64_t calls = row.u64("calls", 1);
+  if (calls < 1 || calls > 1000) throw std::invalid_argument("'calls' must be 1 to 1000");
+  c.calls = static_cast<int>(calls);
+  c.capture = row.flag("capture", false);
+  c.race = row.flag("race", false);
+  return c;
+}
+
+void expect_ok(const Calls& calls, const std::function<CheckSpec()>& spec) {
+  if (!calls.race) {
+    LABKIT_EXPECT_OK(check(spec()));
+    return;
+  }
+  if (!sanitizer_available()) {
+    GTEST_SKIP() << "no compute-sanitizer given (--labkit-sanitizer): the race check cannot run";
+  }
+  LABKIT_EXPECT_OK(check_races(spec()));
+}
 
 uint64_t shared_seed(const std::string& what) {
   const uint64_t own = name_seed(what);

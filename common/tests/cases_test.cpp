@@ -102,6 +102,23 @@ TEST(Cases, RowsReadTheirValuesAndRefuseWrongOnes) {
   EXPECT_THROW(row.text("missing"), std::invalid_argument);
 }
 
+TEST(Cases, HowACaseIsCalledReadsAlikeInEveryFamily) {
+  const labkit::cases::Calls plain = labkit::cases::calls_of(Row({{"n", "4"}}));
+  EXPECT_EQ(plain.calls, 1);  // absent: the defaults
+  EXPECT_FALSE(plain.capture);
+  EXPECT_FALSE(plain.race);
+  const labkit::cases::Calls asked =
+      labkit::cases::calls_of(Row({{"calls", "3"}, {"capture", "true"}, {"race", "true"}}));
+  EXPECT_EQ(asked.calls, 3);
+  EXPECT_TRUE(asked.capture);
+  EXPECT_TRUE(asked.race);
+  for (const char* calls : {"0", "1001", "4294967297", "-1", "two"}) {
+    EXPECT_THROW(labkit::cases::calls_of(Row({{"calls", calls}})), std::invalid_argument) << calls;
+  }
+  EXPECT_THROW(labkit::cases::calls_of(Row({{"capture", "maybe"}})), std::invalid_argument);
+  EXPECT_THROW(labkit::cases::calls_of(Row({{"race", "1x"}})), std::invalid_argument);
+}
+
 TEST(Cases, SeedsComeFromTheFullNameAndDiffer) {
   const uint64_t a = labkit::cases::name_seed("Sizes/DemoPublic.Matches/v1_a_f32_n1");
   EXPECT_EQ(a, labkit::cases::name_seed("Sizes/DemoPublic.Matches/v1_a_f32_n1"));
@@ -307,7 +324,7 @@ TEST(MatmulCases, AMalformedShapeStopsTheProgramNamingItsPlace) {
   EXPECT_EQ(refusal({{"Variants", "MatmulStream", "T", false, "f.toml", 4,
                       {{"shape", {"9x9x9"}, false}, {"calls", {"0"}, false}}}},
                     mm::family()),
-            "f.toml:4: 'calls' must be at least 1");
+            "f.toml:4: 'calls' must be 1 to 1000");
   EXPECT_EQ(refusal({{"Variants", "MatmulStream", "T", false, "f.toml", 6,
                       {{"shape", {"9x9x9"}, false}, {"race", {"true", "false"}, true}}}},
                     mm::family()),
@@ -432,7 +449,7 @@ TEST(SpmvCases, AMatrixOfAnUnknownKindOrWithoutItsFieldsStopsTheProgramNamingIts
   EXPECT_EQ(refusal({{"M", "S", "T", false, "f.toml", 5, {{"calls", {"3"}, false}}}}, f),
             "f.toml:5: no 'matrix' (a named value [matrix.<name>])");
   EXPECT_EQ(refusal(spmv_suite("pl", kPowerlaw, 7, {{"calls", {"0"}, false}}), f),
-            "labs/06/hidden/cases.toml:7: 'calls' must be at least 1");
+            "labs/06/hidden/cases.toml:7: 'calls' must be 1 to 1000");
   // A dense row is a row of the matrix, or "drawn" from the seed.
   const Fields dense = {{"kind", "one_dense_row"}, {"rows", "40"},      {"cols", "50"},
                         {"min_len", "1"},          {"max_len", "4"},    {"dense_row", "drawn"},

@@ -178,7 +178,7 @@ TEST(ConvCases, ItsScalarsAreCallsAndCaptureOnly) {
       refusal(one(20, "x", kPad1Bias, {{"calls", {"3"}, false}, {"capture", {"true"}, false}})),
       "");
   EXPECT_EQ(refusal(one(21, "x", kPad1Bias, {{"calls", {"0"}, false}})),
-            "f.toml:21: 'calls' must be at least 1");
+            "f.toml:21: 'calls' must be 1 to 1000");
   EXPECT_EQ(refusal(one(22, "x", kPad1Bias, {{"capture", {"1"}, false}})),
             "f.toml:22: 'capture' is not true or false: '1'");
   EXPECT_EQ(refusal(one(23, "x", kPad1Bias, {{"race", {"true"}, false}})),

@@ -12,13 +12,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "labkit/check.hpp"
 #include "labkit/judge.hpp"
 #include "labkit/judge_main.hpp"
+#include "labkit/keep_last.hpp"
 
 namespace labkit {
 namespace {
@@ -37,6 +40,31 @@ Worker fake(const char* mode, double timeout_s = 5) {
   o.path = std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_" + mode;
   o.call_timeout_s = timeout_s;
   return Worker(o);
+}
+
+TEST(JudgeHost, KeepsTheLastCasesInputsAndMakesAnotherCasesAfresh) {
+  labkit::KeepLast<std::tuple<int, uint64_t>, std::vector<int>> last;
+  int made = 0;
+  auto make = [&made](int n) {
+    return [&made, n] {
+      ++made;
+      return std::vector<int>(static_cast<size_t>(n), n);
+    };
+  };
+  const auto a = last.get({3, 7}, make(3));
+  EXPECT_EQ(*a, std::vector<int>(3, 3));
+  EXPECT_EQ(last.get({3, 7}, make(3)), a);  // the same case: kept, not made again
+  EXPECT_EQ(made, 1);
+  const auto b = last.get({3, 8}, make(4));  // another seed: another case
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(*b, std::vector<int>(4, 4));
+  EXPECT_EQ(*a, std::vector<int>(3, 3));  // a holder keeps its value after the memo moves on
+  last.get({3, 7}, make(3));  // only the last is kept
+  EXPECT_EQ(made, 3);
+  EXPECT_THROW(last.get({5, 5}, []() -> std::vector<int> { throw std::runtime_error("no"); }),
+               std::runtime_error);
+  last.get({5, 5}, make(5));  // a make that threw kept nothing
+  EXPECT_EQ(made, 4);
 }
 
 TEST(JudgeHost, RejectsAReplyWithTheWrongMagic) {

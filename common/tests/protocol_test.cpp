@@ -26,7 +26,7 @@ namespace {
 namespace mm = ops::matmul;
 
 std::string failure(const std::string& variant, const mm::Case& c) {
-  const ::testing::AssertionResult r = mm::check(variant, c);
+  const ::testing::AssertionResult r = labkit::check(mm::spec(variant, c));
   EXPECT_FALSE(r) << variant;
   return r.message();
 }
@@ -37,11 +37,11 @@ bool contains(const std::string& text, const std::string& part) {
 
 TEST(WorkerGpu, PassesACorrectKernelAlsoUnderCaptureAndRepeatedCalls) {
   LABKIT_REQUIRE_GPU();
-  EXPECT_TRUE(mm::check("correct", {127, 129, 33, 1, 1}));
-  EXPECT_TRUE(mm::check("correct", {1, 1, 1, 2, 3}));
+  EXPECT_TRUE(labkit::check(mm::spec("correct", {127, 129, 33, 1, 1})));
+  EXPECT_TRUE(labkit::check(mm::spec("correct", {1, 1, 1, 2, 3})));
   mm::Case captured{96, 80, 40, 3, 1};
   captured.capture = true;
-  EXPECT_TRUE(mm::check("correct", captured));
+  EXPECT_TRUE(labkit::check(mm::spec("correct", captured)));
 }
 
 // A generated input is drawn by the worker, fresh per call, the judge's numbers; a buffer
@@ -202,7 +202,7 @@ TEST(WorkerGpu, AFaultCostsOneCallAndTheNextRunsInAFreshWorker) {
   EXPECT_EQ(last_failure_kind(), "crashed");
   const std::string exited = failure("exits", {64, 64, 8, 1, 1});
   EXPECT_TRUE(contains(exited, "exited with code 7")) << exited;
-  EXPECT_TRUE(mm::check("correct", {64, 64, 8, 1, 1}));
+  EXPECT_TRUE(labkit::check(mm::spec("correct", {64, 64, 8, 1, 1})));
 }
 
 TEST(WorkerGpu, AHangIsKilledAfterTheCallTimeout) {
@@ -246,7 +246,7 @@ TEST(WorkerGpu, TheSandboxStopsAForkFoundAtRunTime) {
   const std::string forked = failure("forks", {64, 64, 8, 1, 1});
   EXPECT_TRUE(contains(forked, "stopped by the sandbox")) << forked;
   EXPECT_TRUE(contains(forked, "(fork)") || contains(forked, "(clone)")) << forked;
-  EXPECT_TRUE(mm::check("correct", {64, 64, 8, 1, 1}));
+  EXPECT_TRUE(labkit::check(mm::spec("correct", {64, 64, 8, 1, 1})));
 }
 
 // The worker's benchmark buffers, mapped here by CUDA IPC, for the timing test below.

@@ -98,7 +98,7 @@ TEST(VectorFamily, ACasesFileWithoutSizeOrTypeOrWithAWrongValueStopsTheProgram) 
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"calls", {"two"}, false}}),
             "lab/tests/cases.toml:12: 'calls' is not a count: 'two'");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"calls", {"0"}, false}}),
-            "lab/tests/cases.toml:12: 'calls' must be at least 1");
+            "lab/tests/cases.toml:12: 'calls' must be 1 to 1000");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"race", {"yes"}, false}}),
             "lab/tests/cases.toml:12: 'race' is not true or false: 'yes'");
   EXPECT_EQ(refusal({{"dtype", {"f32"}, true}, {"n", {"7"}, true}, {"shape", {"7"}, false}}),

@@ -18,6 +18,10 @@
 #include <utility>
 #include <vector>
 
+namespace labkit {
+struct CheckSpec;
+}  // namespace labkit
+
 namespace labkit::cases {
 
 // A named value's fields ([matrix.powerlaw] kind = "power_law" ...), as text.
@@ -60,6 +64,25 @@ class Row {
 // How a family runs one row: `seed` is the test's own (from its full name, and the judge's
 // seed for a seeded suite). It checks with GoogleTest assertions (LABKIT_EXPECT_OK).
 using Runner = std::function<void(const std::string& variant, const Row& row, uint64_t seed)>;
+
+// How a case is called, read alike by every family from its scalar keys: calls (at least 1,
+// default 1: the same buffers, fresh inputs each call), capture (record the launcher under
+// stream capture and replay it; default false) and race (compute-sanitizer racecheck instead of
+// the plain check; default false, in the families that list "race" among their scalars).
+struct Calls {
+  int calls = 1;
+  bool capture = false;
+  bool race = false;
+};
+
+// Reads them from a row; throws std::invalid_argument for a value they cannot take (a family's
+// RowCheck calls it, so a bad row stops the program at start).
+Calls calls_of(const Row& row);
+
+// The test's check of one case, as the row asks: under racecheck when calls.race (the test
+// skips, saying why, when no compute-sanitizer was given), the plain check otherwise. `spec`
+// makes the case's CheckSpec (labkit/check.hpp), only when it is to run.
+void expect_ok(const Calls& calls, const std::function<CheckSpec()>& spec);
 
 // A key that may be a list, and how its value goes into a test's name.
 struct Part {

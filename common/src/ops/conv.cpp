@@ -6,9 +6,11 @@
 #include <memory>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/keep_last.hpp"
 #include "labkit/ops/conv_dist.hpp"
 #include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
@@ -110,30 +112,23 @@ struct Expected {
   std::vector<double> y, bound;
 };
 
-// The inputs and references of one case's calls. The variants of a lab run the same cases one
-// after the other, so the last one is kept: the largest references are computed once.
+// The inputs and references of one case's calls.
 struct Generated {
-  Shape shape;
-  bool bias = false;
-  uint64_t seed = 0;
-  size_t workspace = 0;
-  int calls = 0;
   std::vector<std::vector<Bytes>> inputs;  // [call][Sig::Buf]: x, w, bias, workspace garbage
   std::shared_ptr<const std::vector<Expected>> expected;
 };
 
-bool same(const Shape& a, const Shape& b) {
-  return a.n == b.n && a.c_in == b.c_in && a.h == b.h && a.w == b.w && a.c_out == b.c_out &&
-         a.k == b.k && a.stride == b.stride && a.pad == b.pad;
+// What a case's inputs and references depend on (not its capture).
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       bool, uint64_t, size_t, int>;
+Key key(const Case& c) {
+  const Shape& s = c.shape;
+  return {s.n, s.c_in, s.h, s.w, s.c_out, s.k, s.stride, s.pad, c.bias, c.seed, c.workspace,
+          c.calls};
 }
 
-const Generated& generated(const Case& c) {
-  static Generated last;
-  if (last.expected && same(last.shape, c.shape) && last.bias == c.bias && last.seed == c.seed &&
-      last.workspace == c.workspace && last.calls == c.calls) {
-    return last;
-  }
-  last = Generated{};
+Generated generate(const Case& c) {
+  Generated g;
   auto expected = std::make_shared<std::vector<Expected>>();
   const Shape& s = c.shape;
   for (int call = 0; call < c.calls; ++call) {
@@ -151,20 +146,17 @@ const Generated& generated(const Case& c) {
     reference(s, x, w, c.bias ? bias : std::vector<float>{}, &e.y, &sq);
     e.bound = conv_bounds(e.y, sq, s);
     expected->push_back(std::move(e));
-    std::vector<Bytes>& in = last.inputs.emplace_back(Sig::kCount);
+    std::vector<Bytes>& in = g.inputs.emplace_back(Sig::kCount);
     in[Sig::kX] = to_bytes(x);
     in[Sig::kW] = to_bytes(w);
     in[Sig::kBias] = to_bytes(bias);
     in[Sig::kWorkspace] = to_bytes(garbage);
   }
-  last.shape = s;
-  last.bias = c.bias;
-  last.seed = c.seed;
-  last.workspace = c.workspace;
-  last.calls = c.calls;
-  last.expected = std::move(expected);
-  return last;
+  g.expected = std::move(expected);
+  return g;
 }
+
+KeepLast<Key, Generated> last_case;
 
 }  // namespace
 
@@ -181,9 +173,9 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   sp.call.capture = c.capture;
   sp.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{s, c.workspace});
   const uint64_t n = s.n, co = s.c_out, ho = s.h_out(), wo = s.w_out();
-  const Generated& g = generated(c);
-  sp.call.inputs = g.inputs;
-  const auto expected = g.expected;
+  const std::shared_ptr<const Generated> g = last_case.get(key(c), [&] { return generate(c); });
+  sp.call.inputs = g->inputs;
+  const auto expected = g->expected;
   // The border of the map: outputs whose window reaches into the padding.
   const size_t border = size_t((s.pad + s.stride - 1) / s.stride);
   const NchwLayout layout{size_t(n), size_t(co), size_t(ho), size_t(wo), border,
@@ -199,10 +191,6 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       "read as zero, never loaded: check ih and iw against 0 and H, W), an unrolled index past "
       "C_in*K*K rows or H_out*W_out columns, or a workspace use beyond conv_workspace_size()";
   return sp;
-}
-
-::testing::AssertionResult check(const std::string& variant, const Case& c) {
-  return labkit::check(spec(variant, c));
 }
 
 }  // namespace labkit::ops::conv

@@ -92,8 +92,7 @@ cases::Family family(WorkspaceSize workspace) {
   f.scalars = {"calls", "capture"};
   f.check = [](const cases::Row& row) {
     row_shape(row);
-    if (row.u64("calls", 1) < 1) throw std::invalid_argument("'calls' must be at least 1");
-    row.flag("capture", false);
+    cases::calls_of(row);
   };
   f.run = [workspace](const std::string& variant, const cases::Row& row, uint64_t seed) {
     Case c;
@@ -101,9 +100,10 @@ cases::Family family(WorkspaceSize workspace) {
     c.bias = row.flag("shape.bias", true);
     c.seed = seed;
     c.workspace = workspace(c.shape);
-    c.calls = static_cast<int>(row.u64("calls", 1));
-    c.capture = row.flag("capture", false);
-    LABKIT_EXPECT_OK(check(variant, c));
+    const cases::Calls calls = cases::calls_of(row);
+    c.calls = calls.calls;
+    c.capture = calls.capture;
+    cases::expect_ok(calls, [&] { return spec(variant, c); });
   };
   return f;
 }

@@ -50,8 +50,4 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   return s;
 }
 
-::testing::AssertionResult check(const std::string& variant, const Case& c) {
-  return labkit::check(spec(variant, c));
-}
-
 }  // namespace labkit::ops::matmul

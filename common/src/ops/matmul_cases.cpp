@@ -64,9 +64,7 @@ cases::Family family(SizePromise promise) {
           "shape " + row.text("shape") + " breaks the lab's size promise (M and N multiples of " +
           std::to_string(promise.mn) + ", K of " + std::to_string(promise.k) + ")");
     }
-    if (row.u64("calls", 1) < 1) throw std::invalid_argument("'calls' must be at least 1");
-    row.flag("capture", false);
-    row.flag("race", false);
+    cases::calls_of(row);
   };
   f.run = [](const std::string& variant, const cases::Row& row, uint64_t seed) {
     const Shape s = parse_shape(row.text("shape"));
@@ -75,16 +73,10 @@ cases::Family family(SizePromise promise) {
     c.N = s.N;
     c.K = s.K;
     c.seed = seed;
-    c.calls = static_cast<int>(row.u64("calls", 1));
-    c.capture = row.flag("capture", false);
-    if (row.flag("race", false)) {
-      if (!sanitizer_available()) {
-        GTEST_SKIP() << "no compute-sanitizer given (--labkit-sanitizer): the race check cannot run";
-      }
-      LABKIT_EXPECT_OK(check_races(spec(variant, c)));
-    } else {
-      LABKIT_EXPECT_OK(check(variant, c));
-    }
+    const cases::Calls calls = cases::calls_of(row);
+    c.calls = calls.calls;
+    c.capture = calls.capture;
+    cases::expect_ok(calls, [&] { return spec(variant, c); });
   };
   return f;
 }

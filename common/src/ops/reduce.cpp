@@ -8,6 +8,7 @@
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/keep_last.hpp"
 
 namespace labkit::ops::reduce {
 namespace {
@@ -31,25 +32,14 @@ Expected reference(const Bytes& bytes) {
   return e;
 }
 
-// The inputs and references of one case's calls; the last case's are kept (a spec made again for
-// the same case draws and sums nothing again).
+// The inputs and references of one case's calls.
 struct Generated {
-  size_t n = 0, workspace = 0;
-  DType dtype = DType::kF32;
-  uint64_t seed = 0;
-  int calls = 0;
-  bool device_inputs = false;
   std::vector<std::vector<Bytes>> inputs;  // [call][Sig::Buf]: in, workspace garbage
   std::shared_ptr<const std::vector<Expected>> expected;
 };
 
-const Generated& generated(const Case& c) {
-  static Generated last;
-  if (last.expected && last.n == c.n && last.workspace == c.workspace && last.dtype == c.dtype &&
-      last.seed == c.seed && last.calls == c.calls && last.device_inputs == c.device_inputs) {
-    return last;
-  }
-  last = Generated{};
+Generated generate(const Case& c) {
+  Generated g;
   auto expected = std::make_shared<std::vector<Expected>>();
   for (int call = 0; c.device_inputs && call < c.calls; ++call) {
     // What the worker draws (draw_on_device, as spec() asks), drawn again here on the judge's GPU
@@ -70,32 +60,28 @@ const Generated& generated(const Case& c) {
       }
       return e;
     }));
-    last.inputs.emplace_back(Sig::kCount);
+    g.inputs.emplace_back(Sig::kCount);
   }
   for (int call = 0; !c.device_inputs && call < c.calls; ++call) {
     VectorInputs v = draw_inputs(c, call);
     expected->push_back(c.dtype == DType::kF32 ? reference<float>(v.in) : reference<int>(v.in));
-    std::vector<Bytes>& bufs = last.inputs.emplace_back(Sig::kCount);
+    std::vector<Bytes>& bufs = g.inputs.emplace_back(Sig::kCount);
     bufs[Sig::kIn] = std::move(v.in);
     bufs[Sig::kWorkspace] = std::move(v.workspace);
   }
-  last.n = c.n;
-  last.workspace = c.workspace;
-  last.dtype = c.dtype;
-  last.seed = c.seed;
-  last.calls = c.calls;
-  last.device_inputs = c.device_inputs;
-  last.expected = std::move(expected);
-  return last;
+  g.expected = std::move(expected);
+  return g;
 }
+
+KeepLast<VectorCaseKey, Generated> last_case;
 
 }  // namespace
 
 CheckSpec spec(const std::string& variant, const Case& c) {
   CheckSpec s = start_spec<Sig>(variant, c);
-  const Generated& g = generated(c);
-  s.call.inputs = g.inputs;
-  const auto expected = g.expected;
+  const std::shared_ptr<const Generated> g = last_case.get(key(c), [&] { return generate(c); });
+  s.call.inputs = g->inputs;
+  const auto expected = g->expected;
   const DType dtype = c.dtype;
   const size_t n = c.n;
   s.verify = [expected, dtype, n](int call, const std::vector<Bytes>& outputs) {
@@ -124,10 +110,6 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       "misaligned address means a vector load (float4, int4) from an address that is not a "
       "multiple of 16: `in` may be any pointer, so load its head and tail one element at a time";
   return s;
-}
-
-::testing::AssertionResult check(const std::string& variant, const Case& c) {
-  return labkit::check(spec(variant, c));
 }
 
 }  // namespace labkit::ops::reduce

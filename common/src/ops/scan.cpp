@@ -11,6 +11,7 @@
 
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/keep_last.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/scan_device.hpp"
 #include "labkit/parallel.hpp"
@@ -188,41 +189,22 @@ Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out
 }
 
 // The inputs of one case's calls ([call][Sig::Buf]: in, workspace garbage; empty when drawn on
-// the device); the last case's are kept (a spec made again for the same case draws nothing
-// again).
-struct Generated {
-  size_t n = 0, workspace = 0;
-  DType dtype = DType::kF32;
-  uint64_t seed = 0;
-  int calls = 0;
-  bool device_inputs = false;
-  std::shared_ptr<const std::vector<std::vector<Bytes>>> inputs;
-};
+// the device).
+using Inputs = std::vector<std::vector<Bytes>>;
 
-const Generated& generated(const Case& c) {
-  static Generated last;
-  if (last.inputs && last.n == c.n && last.workspace == c.workspace && last.dtype == c.dtype &&
-      last.seed == c.seed && last.calls == c.calls && last.device_inputs == c.device_inputs) {
-    return last;
-  }
-  last = Generated{};
-  auto inputs = std::make_shared<std::vector<std::vector<Bytes>>>();
+Inputs generate(const Case& c) {
+  Inputs inputs;
   for (int call = 0; call < c.calls; ++call) {
-    std::vector<Bytes>& bufs = inputs->emplace_back(Sig::kCount);
+    std::vector<Bytes>& bufs = inputs.emplace_back(Sig::kCount);
     if (c.device_inputs) continue;
     VectorInputs v = draw_inputs(c, call);
     bufs[Sig::kIn] = std::move(v.in);
     bufs[Sig::kWorkspace] = std::move(v.workspace);
   }
-  last.n = c.n;
-  last.workspace = c.workspace;
-  last.dtype = c.dtype;
-  last.seed = c.seed;
-  last.calls = c.calls;
-  last.device_inputs = c.device_inputs;
-  last.inputs = std::move(inputs);
-  return last;
+  return inputs;
 }
+
+KeepLast<VectorCaseKey, Inputs> last_case;
 
 }  // namespace
 
@@ -238,9 +220,8 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       return right_on_device(k.dtype, k.n, in, outputs.at(Sig::kOut));
     };
   }
-  const Generated& g = generated(c);
-  s.call.inputs = *g.inputs;
-  const auto inputs = g.inputs;
+  const std::shared_ptr<const Inputs> inputs = last_case.get(key(c), [&] { return generate(c); });
+  s.call.inputs = *inputs;
   const Case k = c;
   s.verify = [inputs, k](int call, const std::vector<Bytes>& outputs) {
     const Bytes& out = outputs[Sig::kOut];
@@ -270,10 +251,6 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       "2^31); a misaligned address means a vector load or store (float4, int4) from an address "
       "that is not a multiple of 16: `in` may be any pointer";
   return s;
-}
-
-::testing::AssertionResult check(const std::string& variant, const Case& c) {
-  return labkit::check(spec(variant, c));
 }
 
 }  // namespace labkit::ops::scan

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/keep_last.hpp"
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/parallel.hpp"
 #include "labkit/random.hpp"
@@ -54,6 +56,18 @@ int64_t even_row_length(const DeviceMatrix& d, int64_t r) {
   return even_row_start(d, r + 1) - even_row_start(d, r);
 }
 
+// What a device case's references depend on, and the last one's, kept (keep_last.hpp).
+struct Key {
+  int32_t rows = 0, cols = 0;
+  int64_t nnz = 0;
+  uint64_t seed = 0;
+  int calls = 0;
+  bool operator==(const Key& o) const {
+    return rows == o.rows && cols == o.cols && nnz == o.nnz && seed == o.seed && calls == o.calls;
+  }
+};
+KeepLast<Key, std::vector<Expected>> last_device_case;
+
 CheckSpec device_spec(const std::string& variant, const Case& c) {
   const DeviceMatrix d = c.device;
   if (d.rows < 1 || d.cols < 1 || d.nnz < 0 || d.nnz > kMaxNnz) {
@@ -87,54 +101,41 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
   // The reference, call by call: the same draws on the judge's GPU (freed before the worker
   // allocates its own), multiplied in double. Kept for the next variant on the same case (the
   // tests run each case for every variant in a row).
-  struct Key {
-    int32_t rows, cols;
-    int64_t nnz;
-    uint64_t seed;
-    int calls;
-    bool operator==(const Key& o) const {
-      return rows == o.rows && cols == o.cols && nnz == o.nnz && seed == o.seed && calls == o.calls;
-    }
-  };
-  static Key last_key{};
-  static std::shared_ptr<std::vector<Expected>> last;
+  for (int call = 0; call < c.calls; ++call) s.call.inputs.emplace_back(Sig::kCount);
   const Key key{d.rows, d.cols, d.nnz, c.seed, c.calls};
-  const bool reuse = last != nullptr && last_key == key;
-  if (!reuse) last.reset();  // free the previous reference first
-  auto expected = reuse ? last : std::make_shared<std::vector<Expected>>();
-  for (int call = 0; call < c.calls; ++call) {
-    s.call.inputs.emplace_back(Sig::kCount);
-    if (reuse) continue;
-    expected->push_back(with_gpu_memory([&] {
-      DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
-      DeviceBuffer<float> values(nnz), x(cols);
-      DeviceBuffer<double> ref(rows), abs_ref(rows);
-      const std::pair<int, void*> inputs[] = {{Sig::kRowPtr, row_ptr.get()},
-                                              {Sig::kColIdx, col_idx.get()},
-                                              {Sig::kValues, values.get()},
-                                              {Sig::kX, x.get()}};
-      for (const auto& [b, ptr] : inputs) {
-        const BufferSpec& spec = s.call.buffers[b];
-        fill_source(ptr, spec.source, spec.count,
-                    protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo, spec.hi,
-                    nullptr);
-      }
-      spmv_reference_f64(row_ptr.get(), col_idx.get(), values.get(), x.get(), d.rows, ref.get(),
-                         abs_ref.get(), nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
-      Expected e;
-      e.ref = ref.download();
-      e.bound = abs_ref.download();
-      parallel_for(rows, size_t{1} << 16, [&](size_t lo, size_t hi) {
-        for (size_t r = lo; r < hi; ++r) {
-          e.bound[r] = row_bound(even_row_length(d, static_cast<int64_t>(r)), e.bound[r]);
+  const auto expected = last_device_case.get(key, [&] {
+    std::vector<Expected> out;
+    for (int call = 0; call < c.calls; ++call) {
+      out.push_back(with_gpu_memory([&] {
+        DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
+        DeviceBuffer<float> values(nnz), x(cols);
+        DeviceBuffer<double> ref(rows), abs_ref(rows);
+        const std::pair<int, void*> inputs[] = {{Sig::kRowPtr, row_ptr.get()},
+                                                {Sig::kColIdx, col_idx.get()},
+                                                {Sig::kValues, values.get()},
+                                                {Sig::kX, x.get()}};
+        for (const auto& [b, ptr] : inputs) {
+          const BufferSpec& spec = s.call.buffers[b];
+          fill_source(ptr, spec.source, spec.count,
+                      protocol::source_seed(spec.seed, static_cast<uint32_t>(call)), spec.lo,
+                      spec.hi, nullptr);
         }
-      });
-      return e;
-    }));
-  }
-  last = expected;
-  last_key = key;
+        spmv_reference_f64(row_ptr.get(), col_idx.get(), values.get(), x.get(), d.rows, ref.get(),
+                           abs_ref.get(), nullptr);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        Expected e;
+        e.ref = ref.download();
+        e.bound = abs_ref.download();
+        parallel_for(rows, size_t{1} << 16, [&](size_t lo, size_t hi) {
+          for (size_t r = lo; r < hi; ++r) {
+            e.bound[r] = row_bound(even_row_length(d, static_cast<int64_t>(r)), e.bound[r]);
+          }
+        });
+        return e;
+      }));
+    }
+    return out;
+  });
   const std::string name = c.name;
   s.verify = [expected, d, name](int call, const std::vector<Bytes>& outputs) {
     const Expected& e = (*expected)[call];
@@ -228,10 +229,6 @@ CheckSpec spec(const std::string& variant, const Case& c) {
       "index past rows - 1 (the last thread or warp of the grid), or row_ptr[row + 1] read "
       "for row = rows";
   return s;
-}
-
-::testing::AssertionResult check(const std::string& variant, const Case& c) {
-  return labkit::check(spec(variant, c));
 }
 
 }  // namespace labkit::ops::spmv

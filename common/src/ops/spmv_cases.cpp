@@ -318,14 +318,14 @@ cases::Family family(const LabInfo& lab) {
   f.scalars = {"calls", "capture"};
   f.check = [](const cases::Row& row) {
     check_matrix(row);
-    if (row.u64("calls", 1) < 1) throw std::invalid_argument("'calls' must be at least 1");
-    row.flag("capture", false);
+    cases::calls_of(row);
   };
   f.run = [lab](const std::string& variant, const cases::Row& row, uint64_t seed) {
     Case c;
     c.seed = seed;
-    c.calls = static_cast<int>(row.u64("calls", 1));
-    c.capture = row.flag("capture", false);
+    const cases::Calls calls = cases::calls_of(row);
+    c.calls = calls.calls;
+    c.capture = calls.capture;
     const bool market = row.text("matrix.kind") == "matrix_market";
     c.name = row.has(key("description")) ? row.text(key("description"))
              : market                     ? row.text(key("file"))
@@ -346,7 +346,7 @@ cases::Family family(const LabInfo& lab) {
       c.workspace_bytes = lab.workspace_bytes(static_cast<size_t>(c.matrix->rows),
                                               static_cast<size_t>(c.matrix->nnz()));
     }
-    LABKIT_EXPECT_OK(check(variant, c));
+    cases::expect_ok(calls, [&] { return spec(variant, c); });
   };
   return f;
 }

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include "labkit/parallel.hpp"
 #include "labkit/random.hpp"

@@ -110,9 +110,7 @@ void register_vector_suites(const std::vector<cases::Suite>& suites,
     dtype_of(row.text("dtype"));
     row.u64("n", 0);
     row.u64("offset", 0);
-    if (row.u64("calls", 1) < 1) throw std::invalid_argument("'calls' must be at least 1");
-    row.flag("capture", false);
-    row.flag("race", false);
+    cases::calls_of(row);
   };
   f.run = [family](const std::string& variant, const cases::Row& row, uint64_t seed) {
     VectorCase c;
@@ -120,18 +118,12 @@ void register_vector_suites(const std::vector<cases::Suite>& suites,
     c.dtype = dtype_of(row.text("dtype"));
     c.seed = seed;
     c.workspace = family.workspace(c.n);
-    c.calls = static_cast<int>(row.u64("calls", 1));
-    c.capture = row.flag("capture", false);
+    const cases::Calls calls = cases::calls_of(row);
+    c.calls = calls.calls;
+    c.capture = calls.capture;
     c.in_offset = static_cast<uint32_t>(row.u64("offset", 0));
     c.device_inputs = c.n >= kDeviceInputsFrom;
-    if (row.flag("race", false)) {
-      if (!sanitizer_available()) {
-        GTEST_SKIP() << "no compute-sanitizer given (--labkit-sanitizer): the race check cannot run";
-      }
-      LABKIT_EXPECT_OK(check_races(family.spec(variant, c)));
-    } else {
-      LABKIT_EXPECT_OK(check(family.spec(variant, c)));
-    }
+    cases::expect_ok(calls, [&] { return family.spec(variant, c); });
   };
   cases::register_suites(suites, variants, f);
 }

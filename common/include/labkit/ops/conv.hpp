@@ -31,8 +31,6 @@
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "labkit/check.hpp"
 #include "labkit/ops/conv_signature.hpp"
 
@@ -62,6 +60,5 @@ std::vector<double> conv_bounds(const std::vector<double>& y, const std::vector<
                                 const Shape& s, double c = kConvBoundC);
 
 CheckSpec spec(const std::string& variant, const Case& c);
-::testing::AssertionResult check(const std::string& variant, const Case& c);
 
 }  // namespace labkit::ops::conv

@@ -7,8 +7,6 @@
 #include <cstdint>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "labkit/check.hpp"
 #include "labkit/ops/matmul_reference.hpp"
 #include "labkit/ops/matmul_signature.hpp"
@@ -22,11 +20,8 @@ struct Case {
   bool capture = false;  // record the launcher under stream capture: all work onto `stream`
 };
 
-// Runs variant `variant` of the lab's worker on random A, B from the seed and checks every
-// element of C, the canaries, and that A and B are unchanged.
-::testing::AssertionResult check(const std::string& variant, const Case& c);
-
-// The CheckSpec behind check(), for labs that add their own hints or checks (racecheck).
+// The check of variant `variant` of the lab's worker on random A, B from the seed
+// (labkit::check runs it): every element of C, the canaries, and that A and B are unchanged.
 CheckSpec spec(const std::string& variant, const Case& c);
 
 }  // namespace labkit::ops::matmul

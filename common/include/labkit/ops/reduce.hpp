@@ -12,8 +12,6 @@
 #include <cstdint>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "labkit/check.hpp"
 #include "labkit/dtype.hpp"
 #include "labkit/ops/reduce_dist.hpp"
@@ -30,6 +28,5 @@ using labkit::dtype_name;
 using Case = VectorCase;
 
 CheckSpec spec(const std::string& variant, const Case& c);
-::testing::AssertionResult check(const std::string& variant, const Case& c);
 
 }  // namespace labkit::ops::reduce

@@ -15,8 +15,6 @@
 #include <cstdint>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "labkit/check.hpp"
 #include "labkit/dtype.hpp"
 #include "labkit/ops/scan_signature.hpp"
@@ -35,6 +33,5 @@ using labkit::dtype_name;
 using Case = VectorCase;
 
 CheckSpec spec(const std::string& variant, const Case& c);
-::testing::AssertionResult check(const std::string& variant, const Case& c);
 
 }  // namespace labkit::ops::scan

@@ -24,8 +24,6 @@
 #include <memory>
 #include <string>
 
-#include <gtest/gtest.h>
-
 #include "labkit/check.hpp"
 #include "labkit/ops/spmv_matrix.hpp"
 #include "labkit/ops/spmv_signature.hpp"
@@ -64,6 +62,5 @@ std::string length_class(int64_t len);
 double row_bound(int64_t len, double abs_sum);
 
 CheckSpec spec(const std::string& variant, const Case& c);
-::testing::AssertionResult check(const std::string& variant, const Case& c);
 
 }  // namespace labkit::ops::spmv

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "labkit/check.hpp"
@@ -47,6 +48,13 @@ struct VectorCase {
                                // worker (sizes that must not be sent through the host); the
                                // judge draws the same numbers again for its reference
 };
+
+// What a case's inputs and references depend on (not its offset or capture): the key under
+// which the judge keeps the last case's (keep_last.hpp).
+using VectorCaseKey = std::tuple<size_t, DType, uint64_t, size_t, int, bool>;
+inline VectorCaseKey key(const VectorCase& c) {
+  return {c.n, c.dtype, c.seed, c.workspace, c.calls, c.device_inputs};
+}
 
 // "v2_blelloch (f32) on n=1025, `in` 3 elements past a 16-byte boundary [seed 42]"
 std::string describe(const std::string& variant, const VectorCase& c);
