@@ -108,6 +108,17 @@ static void start_daemon(const std::string& path) {
 }
 #endif
 
+// Spends `seconds` of CPU time.
+[[maybe_unused]] void burn_cpu(double seconds) {
+  volatile double x = 0;
+  timespec start{}, now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+  do {
+    for (int i = 0; i < 100000; ++i) x = x + 1.0;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) + 1e-9 * (now.tv_nsec - start.tv_nsec) < seconds);
+}
+
 int main() {
   p::Request req;
   while (labkit::read_full(p::kRequestFd, &req, sizeof(req))) {
@@ -163,14 +174,14 @@ int main() {
     attempt(std::string(req.variant, strnlen(req.variant, p::kNameLen)));
     send(r);
 #elif FAKE_MODE == 12  // computes on the CPU (1.5 s of it) and answers
-    {
-      volatile double x = 0;
-      timespec start{}, now{};
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
-      do {
-        for (int i = 0; i < 100000; ++i) x = x + 1.0;
-        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-      } while ((now.tv_sec - start.tv_sec) + 1e-9 * (now.tv_nsec - start.tv_nsec) < 1.5);
+    burn_cpu(1.5);
+    send(r);
+#elif FAKE_MODE == 14  // as busy, in the first worker its judge starts only (a busy machine)
+    const std::string marker = "/tmp/labkit-fake-busy-once-" + std::to_string(getppid());
+    const int fd = open(marker.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+    if (fd >= 0) {
+      close(fd);
+      burn_cpu(1.5);
     }
     send(r);
 #elif FAKE_MODE == 11  // a reply that answers some other request

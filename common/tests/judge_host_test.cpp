@@ -126,15 +126,36 @@ TEST(JudgeHost, ARepliesOutOfTurnAreProtocolErrors) {
 
 TEST(JudgeHost, CpuTimeSpentInACallIsHostCompute) {
   // Read from outside (/proc): the worker cannot hide it. A call that moves 16 bytes needs
-  // milliseconds; 1.5 s of CPU is computing on the CPU.
+  // milliseconds; 1.5 s of CPU is computing on the CPU, in the first worker and in the fresh
+  // one that makes the call again.
   Worker w = fake("busy", 120);  // 1.5 s of CPU can take much longer on a loaded machine
   const OpResult r = w.run(small_call());
   EXPECT_EQ(r.outcome, Outcome::kHostCompute) << r.message;
   EXPECT_GE(r.worker_cpu_ms, 1400.0);
   EXPECT_NE(r.message.find("computing on the CPU is not allowed"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("over twice: the first attempt, in another worker, used 1"),
+            std::string::npos)
+      << r.message;
   Worker quiet = fake("two_replies");
   const OpResult q = quiet.run(small_call());
   EXPECT_LT(q.worker_cpu_ms, host_cpu_allowance_ms(16));
+}
+
+TEST(JudgeHost, ACallOverTheAllowanceOnceIsMadeAgainInAFreshWorker) {
+  // The first worker spends 1.5 s of CPU (as copies on a busy machine can); the fresh worker
+  // that makes the call again does not: the call is not host_compute, and the fresh worker
+  // goes on serving the calls that follow.
+  const std::string marker = "/tmp/labkit-fake-busy-once-" + std::to_string(::getpid());
+  std::remove(marker.c_str());
+  Worker w = fake("busy_once", 120);
+  const OpResult r = w.run(small_call());
+  EXPECT_TRUE(std::filesystem::exists(marker)) << "the first worker did not spend its CPU time";
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.message;
+  EXPECT_LT(r.worker_cpu_ms, host_cpu_allowance_ms(16));
+  const OpResult next = w.run(small_call());
+  EXPECT_EQ(next.outcome, Outcome::kOk) << next.message;
+  EXPECT_LT(next.worker_cpu_ms, host_cpu_allowance_ms(16));
+  std::remove(marker.c_str());
 }
 
 TEST(JudgeHost, AWorkerThatIsNotConfinedRunsNothing) {

@@ -146,6 +146,10 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
+  // One correctness call: the worker's outputs, canaries and the judge's findings. A call whose
+  // worker CPU time is over host_cpu_allowance_ms is made once more in a fresh worker (a new
+  // process, arena, log and scratch folder: nothing of the first attempt reaches it), and is
+  // host_compute only when that one is over too.
   OpResult run(const OpCall& call);
 
   // Benchmarks: the worker allocates one shape's buffers (one per call.buffers entry) and hands
@@ -168,6 +172,7 @@ class Worker {
   std::vector<std::string> variants();
 
  private:
+  OpResult run_once(const OpCall& call);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
