@@ -144,21 +144,27 @@ constexpr unsigned kV3Threads = 128;                 // 4 warps
 constexpr unsigned kV3Warps = kV3Threads / kWarp;
 constexpr unsigned kV3Vecs = 8;                      // 16-byte vectors per thread
 constexpr unsigned kV3Part = 4 * kV3Threads;         // elements of one part: a vector a thread
-constexpr unsigned kV3Tile = kV3Vecs * kV3Part;      // 4096 elements (32 per thread)
+[[maybe_unused]] constexpr unsigned kV3Tile = kV3Vecs * kV3Part;  // 4096 elements (32 a thread)
 static_assert(kV3Vecs * kV3Warps == kWarp, "one warp scans the parts' warp totals");
 
 // A tile's status word: flag in the high 32 bits, the value's bits in the low 32. One 64-bit
 // word, so a reader sees the flag and its value together (no fence between them).
-constexpr unsigned kInvalid = 0;    // nothing published yet (what the reset writes)
-constexpr unsigned kAggregate = 1;  // the tile's own total
-constexpr unsigned kPrefix = 2;     // the inclusive prefix: everything up to the tile's end
+[[maybe_unused]] constexpr unsigned kInvalid = 0;    // nothing published yet (the reset's)
+[[maybe_unused]] constexpr unsigned kAggregate = 1;  // the tile's own total
+[[maybe_unused]] constexpr unsigned kPrefix = 2;     // the inclusive prefix up to the tile's end
 using Status = unsigned long long;
 
-__device__ __forceinline__ uint32_t bits(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ uint32_t bits(unsigned v) { return v; }
+[[maybe_unused]] __device__ __forceinline__ uint32_t bits(float v) { return __float_as_uint(v); }
+[[maybe_unused]] __device__ __forceinline__ uint32_t bits(unsigned v) { return v; }
 template <typename A> __device__ __forceinline__ A from_bits(uint32_t b);
-template <> __device__ __forceinline__ float from_bits<float>(uint32_t b) { return __uint_as_float(b); }
-template <> __device__ __forceinline__ unsigned from_bits<unsigned>(uint32_t b) { return b; }
+template <>
+[[maybe_unused]] __device__ __forceinline__ float from_bits<float>(uint32_t b) {
+  return __uint_as_float(b);
+}
+template <>
+[[maybe_unused]] __device__ __forceinline__ unsigned from_bits<unsigned>(uint32_t b) {
+  return b;
+}
 
 template <typename A>
 __device__ __forceinline__ Status pack(unsigned flag, A value) {
