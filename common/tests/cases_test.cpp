@@ -103,20 +103,22 @@ TEST(Cases, RowsReadTheirValuesAndRefuseWrongOnes) {
 }
 
 TEST(Cases, HowACaseIsCalledReadsAlikeInEveryFamily) {
-  const labkit::cases::Calls plain = labkit::cases::calls_of(Row({{"n", "4"}}));
+  using Values = std::vector<std::pair<std::string, std::string>>;
+  auto calls_of = [](Values values) { return labkit::cases::calls_of(Row(std::move(values))); };
+  const labkit::cases::Calls plain = calls_of(Values{{"n", "4"}});
   EXPECT_EQ(plain.calls, 1);  // absent: the defaults
   EXPECT_FALSE(plain.capture);
   EXPECT_FALSE(plain.race);
   const labkit::cases::Calls asked =
-      labkit::cases::calls_of(Row({{"calls", "3"}, {"capture", "true"}, {"race", "true"}}));
+      calls_of(Values{{"calls", "3"}, {"capture", "true"}, {"race", "true"}});
   EXPECT_EQ(asked.calls, 3);
   EXPECT_TRUE(asked.capture);
   EXPECT_TRUE(asked.race);
   for (const char* calls : {"0", "1001", "4294967297", "-1", "two"}) {
-    EXPECT_THROW(labkit::cases::calls_of(Row({{"calls", calls}})), std::invalid_argument) << calls;
+    EXPECT_THROW(calls_of(Values{{"calls", calls}}), std::invalid_argument) << calls;
   }
-  EXPECT_THROW(labkit::cases::calls_of(Row({{"capture", "maybe"}})), std::invalid_argument);
-  EXPECT_THROW(labkit::cases::calls_of(Row({{"race", "1x"}})), std::invalid_argument);
+  EXPECT_THROW(calls_of(Values{{"capture", "maybe"}}), std::invalid_argument);
+  EXPECT_THROW(calls_of(Values{{"race", "1x"}}), std::invalid_argument);
 }
 
 TEST(Cases, SeedsComeFromTheFullNameAndDiffer) {
