@@ -15,9 +15,13 @@
      scores; report how long one warm grading of the solutions took.
 The CTest suite itself runs separately (scripts/test: cmake --workflow --preset test).
 
-  python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--workers N] [--out DIR]
-                               [--case-timeout S] [--repeat-check] [--no-sanitize]
+  python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--shard K/N] [--workers N]
+                               [--out DIR] [--case-timeout S] [--repeat-check] [--no-sanitize]
                                [--skip-solutions] [--bench-any]
+--shard K/N grades the K-th of N parts of the chosen corpus (every N-th case, by lab and name,
+from the K-th), and the solutions and starters in part 1 only: a corpus too large for one
+device call (labs 02-05 together, lab 05 and 08 together) goes in N calls, the same N parts
+whatever the machine.
 Exit status 0 when every check holds, 1 otherwise, 2 on bad arguments."""
 
 from __future__ import annotations
@@ -88,6 +92,22 @@ class Case:
 
     def want(self, key: str) -> str:
         return self.spec.get(key, "any")
+
+
+def parse_shard(text: str) -> tuple:
+    """'K/N' -> (K, N), 1 <= K <= N; ValueError otherwise."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
+        raise ValueError(f"--shard takes K/N with 1 <= K <= N, e.g. 2/3, not {text!r}")
+    return int(k), int(n)
+
+
+def shard_cases(cases: list, k: int, n: int) -> list:
+    """The K-th of N parts of `cases`: every N-th in the order of (lab, name), from the K-th.
+    The parts are disjoint, cover every case, differ in size by at most one, and spread each
+    lab's cases (its slow ones too) over all of them."""
+    ordered = sorted(cases, key=lambda c: (c.lab, c.name))
+    return ordered[k - 1::n]
 
 
 def load_corpus(labs: list, names: list | None = None) -> list:
@@ -435,6 +455,9 @@ def main(argv=None) -> int:
                     help="only these labs: solutions, starters and corpus (default: all)")
     ap.add_argument("--cases", nargs="+", metavar="NAME",
                     help="only these corpus cases ('case' or 'lab/case')")
+    ap.add_argument("--shard", metavar="K/N",
+                    help="grade the K-th of N parts of the corpus (and the solutions and "
+                         "starters only in part 1)")
     ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1),
                     help="cases graded at once, one build directory each (default: min(8, CPUs))")
     ap.add_argument("--out", type=Path, default=REPO / "build" / "gpu-check",
@@ -465,6 +488,15 @@ def main(argv=None) -> int:
         print("no labs (labs/*/grading.toml)")
         return 2
     cases = load_corpus(labs, args.cases)
+    if args.shard is not None:
+        try:
+            k, n = parse_shard(args.shard)
+        except ValueError as e:
+            ap.error(str(e))
+        cases = shard_cases(cases, k, n)
+        args.skip_solutions = args.skip_solutions or k != 1
+        print(f"part {k} of {n}: {len(cases)} corpus cases"
+              + ("" if k == 1 else " (the solutions and starters are graded in part 1)"))
     slot_dirs = [REPO / "build" / f"check-{i}" for i in range(max(1, args.workers))]
     problems = preflight([args.out, *slot_dirs])
     if problems:
@@ -645,7 +677,7 @@ def main(argv=None) -> int:
             repeat(f"solutions ({', '.join(repeat_labs)})", lambda i: run_grader(GradeArgs(
                 labs=tuple(repeat_labs), solutions=True,
                 output=args.out / f"repeat-solutions-{i}.json", build_dir=slot0)))
-        for case in [c for c in load_corpus(labs) if c.spec.get("repeat")]:
+        for case in [c for c in cases if c.spec.get("repeat")]:  # those chosen (--cases, --shard)
             repeat(case.id, lambda i, case=case: grade_case(case, args.case_timeout, slot0,
                                                             tag=f"repeat{i}", seed=None))
         log("repeat check done")
