@@ -688,9 +688,8 @@ OpResult Worker::run(const OpCall& call) {
   // gradings fill the memory bus), so one call over the allowance is not proof. Once more, in
   // a worker that shares nothing with this one: it cannot replay what this one computed, so
   // only a worker that computes on the CPU again is over twice.
-  const WorkerOptions options = impl_->options;
-  impl_.reset();
-  impl_ = std::make_unique<Impl>(options);
+  // (The old worker is stopped here, before the fresh one starts, in run_once.)
+  impl_ = std::make_unique<Impl>(impl_->options);
   OpResult again = run_once(call);
   if (again.outcome == Outcome::kHostCompute) {
     again.message += " (over twice: the first attempt, in another worker, used " +

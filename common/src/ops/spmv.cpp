@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,16 +57,9 @@ int64_t even_row_length(const DeviceMatrix& d, int64_t r) {
   return even_row_start(d, r + 1) - even_row_start(d, r);
 }
 
-// What a device case's references depend on, and the last one's, kept (keep_last.hpp).
-struct Key {
-  int32_t rows = 0, cols = 0;
-  int64_t nnz = 0;
-  uint64_t seed = 0;
-  int calls = 0;
-  bool operator==(const Key& o) const {
-    return rows == o.rows && cols == o.cols && nnz == o.nnz && seed == o.seed && calls == o.calls;
-  }
-};
+// What a device case's references depend on (rows, cols, nnz, seed, calls), and the last
+// one's, kept (keep_last.hpp).
+using Key = std::tuple<int32_t, int32_t, int64_t, uint64_t, int>;
 KeepLast<Key, std::vector<Expected>> last_device_case;
 
 CheckSpec device_spec(const std::string& variant, const Case& c) {
