@@ -233,12 +233,15 @@ function(_add_lab_worker name lab prefix)
   # Link order is part of the defence: the runner's objects come first, so the student's
   # object cannot replace a weak symbol the runner uses; any duplicate strong symbol is a
   # link error. Static cudart: the student cannot interpose the runtime.
-  add_executable(${name} $<TARGET_OBJECTS:labkit_worker> $<TARGET_OBJECTS:${lab}_binding>
+  # The worker is the PLANNER (common/src/planner.cpp): no CUDA library is linked at all, the
+  # recording runtime stands in for libcudart, and a runtime function it does not define is a
+  # link error. The executor (labkit_executor) runs what it plans.
+  add_executable(${name} $<TARGET_OBJECTS:labkit_planner> $<TARGET_OBJECTS:${lab}_binding>
                          $<TARGET_OBJECTS:${prefix}_student>)
-  target_link_libraries(${name} PRIVATE ${ARGN} CUDA::cudart_static)
-  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  add_dependencies(${lab}_test ${name})
-  add_dependencies(${lab}_bench ${name})
+  target_link_libraries(${name} PRIVATE ${ARGN})
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX CUDA_RUNTIME_LIBRARY None)
+  add_dependencies(${lab}_test ${name} labkit_executor)
+  add_dependencies(${lab}_bench ${name} labkit_executor)
 endfunction()
 
 # Writes <build>/labs-manifest.json: where the grader finds every binary and object.

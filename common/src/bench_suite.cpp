@@ -217,6 +217,7 @@ class Calibration {
           WorkerOptions o = worker_options();
           if (o.null_path.empty()) throw Failed("no calibration worker (--labkit-null-worker)");
           o.path = o.null_path;
+          o.executor.clear();  // the calibration worker is a runner of its own, no planner
           o.sanitizer.clear();
           return o;
         }()),

@@ -47,6 +47,7 @@ constexpr gid_t kNogroup = 65534;
 constexpr rlim_t kLogLimit = 16u << 20;  // the worker's output per process, bytes
 
 WorkerOptions g_options;
+bool g_options_executor_set = false;
 bool g_options_set = false;
 std::set<pid_t> g_live_workers;  // kill_strays() spares these
 
@@ -306,9 +307,32 @@ std::string summarize_sanitizer(const std::string& out) {
 
 }  // namespace
 
+// A planner (planner.cpp) carries this marker; a self-contained runner (the calibration worker,
+// the harness's self-test and fake workers) does not, and is run directly.
+bool is_planner(const std::string& path) {
+  static std::map<std::string, bool> known;
+  const auto it = known.find(path);
+  if (it != known.end()) return it->second;
+  static const char marker[] = "labkit-planner-runtime/1:9f3c2e7a";
+  bool found = false;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::string carry;
+    char buf[1 << 16];
+    size_t n = 0;
+    while (!found && (n = std::fread(buf, 1, sizeof(buf), f)) > 0) {
+      carry.append(buf, n);
+      found = carry.find(marker) != std::string::npos;
+      if (carry.size() > sizeof(marker)) carry.erase(0, carry.size() - sizeof(marker));
+    }
+    std::fclose(f);
+  }
+  return known[path] = found;
+}
+
 void set_worker_options(const WorkerOptions& options) {
   g_options = options;
   g_options_set = true;
+  g_options_executor_set = true;
 }
 
 const WorkerOptions& worker_options() {
@@ -319,6 +343,12 @@ const WorkerOptions& worker_options() {
   if (g_options.path.empty()) g_options.path = default_worker_path();
 #ifdef LABKIT_NULL_WORKER
   if (g_options.null_path.empty()) g_options.null_path = LABKIT_NULL_WORKER;
+#endif
+#ifdef LABKIT_EXECUTOR
+  if (!g_options_executor_set) {
+    g_options.executor = LABKIT_EXECUTOR;
+    g_options_executor_set = true;
+  }
 #endif
   return g_options;
 }
@@ -372,6 +402,9 @@ struct Worker::Impl {
   std::vector<std::string> variants;
   std::string scratch;
   std::string start_error;
+  // The worker is a planner run by the executor: the student's host code has no inputs to
+  // compute on, so its CPU time says nothing (the allowance applies to self-contained runners).
+  bool planned = false;
 
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
     become_subreaper();
@@ -471,9 +504,11 @@ struct Worker::Impl {
 
   bool start() {
     start_error.clear();
-    const int exe = ::open(options.path.c_str(), O_RDONLY | O_CLOEXEC);
+    planned = !options.executor.empty() && is_planner(options.path);
+    const std::string& binary = planned ? options.executor : options.path;
+    const int exe = ::open(binary.c_str(), O_RDONLY | O_CLOEXEC);
     if (exe < 0) {
-      start_error = errno_text(("cannot open the worker " + options.path).c_str());
+      start_error = errno_text(("cannot open the worker " + binary).c_str());
       return false;
     }
     int req[2], rep[2];
@@ -484,7 +519,13 @@ struct Worker::Impl {
     }
     clear_log();
     std::vector<int> fds = {-1, log_fd, log_fd, req[0], rep[1], arena_fd};
-    pid = spawn(exe, {options.path, "--serve"}, worker_environment(scratch), fds, drop, scratch);
+    std::vector<std::string> argv = {binary, "--serve"};
+    if (planned) {
+      // The executor runs the planner (the student's launcher) and what it plans.
+      argv.insert(argv.end(), {"--planner", options.path});
+      if (options.helpers) argv.push_back("--helpers");
+    }
+    pid = spawn(exe, argv, worker_environment(scratch), fds, drop, scratch);
     if (pid > 0) g_live_workers.insert(pid);
     ::close(exe);
     ::close(req[0]);
@@ -741,7 +782,7 @@ OpResult Worker::run_once(const OpCall& call) {
                 result.outcome == Outcome::kOk ? "ok" : "not ok", call_ms);
     std::fflush(stdout);
   }
-  if (result.outcome == Outcome::kOk && result.worker_cpu_ms > allowed) {
+  if (result.outcome == Outcome::kOk && !impl_->planned && result.worker_cpu_ms > allowed) {
     std::ostringstream os;
     os << "the worker used " << static_cast<long>(result.worker_cpu_ms)
        << " ms of CPU time during this call (user " << static_cast<long>(cpu.user_ms)
@@ -868,9 +909,15 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   // Readable by the (possibly unprivileged) worker, writable by the judge alone.
   ::chmod(dir.c_str(), 0755);
   std::error_code ec;
-  fs::copy_file(impl_->options.path, dir / "worker", ec);
+  const bool planned = !impl_->options.executor.empty() && is_planner(impl_->options.path);
+  fs::copy_file(planned ? impl_->options.executor : impl_->options.path, dir / "worker", ec);
   if (ec) return "";
   ::chmod((dir / "worker").c_str(), 0755);
+  if (planned) {
+    fs::copy_file(impl_->options.path, dir / "planner", ec);
+    if (ec) return "";
+    ::chmod((dir / "planner").c_str(), 0755);
+  }
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kRun);
   req.flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
@@ -904,6 +951,10 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   std::vector<std::string> argv = {sanitizer, "--tool", tool, "--print-limit", "10",
                                    "--error-exitcode", "86", "--show-backtrace", "device"};
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
+  if (planned) {
+    argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
+    if (impl_->options.helpers) argv.push_back("--helpers");
+  }
   std::vector<std::string> env = worker_environment(dir.string());
   const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, impl_->scratch);
   if (pid > 0) g_live_workers.insert(pid);
@@ -991,6 +1042,7 @@ Worker& worker_for(const std::string& variant) {
     WorkerOptions o = options;
     o.path = path;
     o.variant_paths.clear();
+    o.helpers = true;  // the variants routed here are the ones the lab gives its helpers
     w = std::make_unique<Worker>(o);
   }
   return *w;

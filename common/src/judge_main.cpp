@@ -76,6 +76,8 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       if (!options.variant_paths.emplace(variant, v.substr(eq + 1)).second) {
         throw std::invalid_argument("--labkit-worker-for: " + variant + " is named twice");
       }
+    } else if (take(argv[i], "--labkit-executor", &v)) {
+      options.executor = v;  // empty: the worker is a self-contained runner (harness self-tests)
     } else if (take(argv[i], "--labkit-null-worker", &v)) {
       options.null_path = v;
     } else if (take(argv[i], "--labkit-results-fd", &v)) {

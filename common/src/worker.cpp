@@ -77,6 +77,8 @@ class Arena {
 // the first byte past the end instead of the canaries catching it silently).
 uint64_t g_guard_bytes = p::kGuardBytes;
 
+std::function<std::string()> g_after_cuda_init;
+
 // Merges a buffer's canary check into the reply's worst case over the calls.
 void merge(const p::GuardInfo& g, p::GuardInfo& info) {
   if (g.before > info.before) {
@@ -137,7 +139,14 @@ class Runner {
     if (!arena_.ensure(req.arena_bytes)) return bad(reply, "cannot map the arena");
     const auto op = static_cast<p::Op>(req.op);
     if (op == p::Op::kHello) return hello(reply);
-    if (op == p::Op::kPing) return reply;
+    if (op == p::Op::kPing) {
+      // Before a timed call: the plan and a fresh copy of the device code, off the clock.
+      if (bench_ready_ && bench_variant_ != nullptr && bench_variant_->prepare) {
+        Call call = bench_call();
+        bench_variant_->prepare(call, false);
+      }
+      return reply;
+    }
     kept_.clear();  // the last call's outputs the judge read on the device
     if (op != p::Op::kBenchTimed) {
       const std::string problem = validate(req, arena_.size());
@@ -185,6 +194,20 @@ class Runner {
       return reply;
     }
     std::snprintf(reply.device, sizeof(reply.device), "%.127s", prop.name);
+    if (g_after_cuda_init && !after_init_done_) {
+      std::string why;
+      try {
+        why = g_after_cuda_init();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (!why.empty()) {
+        reply.status = static_cast<uint32_t>(p::Status::kNoDevice);
+        set_message(reply, why);
+        return reply;
+      }
+      after_init_done_ = true;
+    }
     // CUDA is up: from here on the process can only compute and answer (sandbox.hpp). Nothing
     // of the student's has run yet (the policy refuses global constructors).
     if (!confined_) {
@@ -280,13 +303,15 @@ class Runner {
     }
     std::vector<std::unique_ptr<GuardedBuffer>> bufs;
     std::vector<void*> ptrs;
+    std::vector<uint64_t> sizes;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
       bufs.push_back(std::make_unique<GuardedBuffer>(p::buffer_bytes(req.buffers[b]),
                                                      g_guard_bytes, req.buffers[b].offset));
       ptrs.push_back(bufs.back()->data());
+      sizes.push_back(p::buffer_bytes(req.buffers[b]));
     }
     Call call{req.params, static_cast<int>(req.n_params), ptrs.data(),
-              static_cast<int>(req.n_buffers), test_stream()};
+              static_cast<int>(req.n_buffers), test_stream(), sizes.data()};
     for (uint32_t c = 0; c < req.calls; ++c) {
       reply.failed_call = c;
       for (uint32_t b = 0; b < req.n_buffers; ++b) {
@@ -303,6 +328,7 @@ class Runner {
         }
       }
       CUDA_CHECK(cudaDeviceSynchronize());
+      if (v->prepare) v->prepare(call, (req.flags & p::kFlagCapture) != 0);
 
       if (req.flags & p::kFlagCapture) {
         const std::string problem = launch_captured(*v, call);
@@ -369,6 +395,7 @@ class Runner {
     bench_ready_ = false;
     bench_bufs_.clear();
     bench_ptrs_.clear();
+    bench_sizes_.clear();
     // The calibration worker (no variants: it holds no student code) launches an empty kernel.
     bench_variant_ = variants_.empty() ? nullptr : find(req.variant);
     if (bench_variant_ == nullptr && !variants_.empty()) {
@@ -384,6 +411,7 @@ class Runner {
       const uint64_t bytes = (p::buffer_bytes(req.buffers[b]) + 3) / 4 * 4 + 2 * p::kGuardBytes;
       bench_bufs_.push_back(std::make_unique<DeviceBuffer<char>>(bytes));
       bench_ptrs_.push_back(bench_bufs_.back()->get() + p::kGuardBytes);
+      bench_sizes_.push_back(p::buffer_bytes(req.buffers[b]));
       cudaIpcMemHandle_t handle;
       static_assert(sizeof(handle) == p::kIpcHandleBytes, "protocol::kIpcHandleBytes");
       CUDA_CHECK(cudaIpcGetMemHandle(&handle, bench_bufs_.back()->get()));
@@ -405,8 +433,7 @@ class Runner {
   // outputs) is what the call is graded on; the events can only make a time longer.
   p::Reply& bench_timed(p::Reply& reply) {
     if (!bench_ready_) return bad(reply, "no benchmark set up");
-    Call call{bench_req_.params, static_cast<int>(bench_req_.n_params), bench_ptrs_.data(),
-              static_cast<int>(bench_req_.n_buffers), bench_stream_};
+    Call call = bench_call();
     CUDA_CHECK(cudaEventRecord(start_, bench_stream_));
     if (bench_variant_ != nullptr) {
       bench_variant_->launch(call);
@@ -435,8 +462,14 @@ class Runner {
     return reply;
   }
 
+  Call bench_call() {
+    return Call{bench_req_.params, static_cast<int>(bench_req_.n_params), bench_ptrs_.data(),
+                static_cast<int>(bench_req_.n_buffers), bench_stream_, bench_sizes_.data()};
+  }
+
   const std::vector<Variant>& variants_;
   Arena& arena_;
+  bool after_init_done_ = false;
   bool replay_;            // under compute-sanitizer: sandbox::Mode::kReplay
   uint32_t confined_ = 0;  // 1: enforced, 2: survey (not confined: never for grading)
   cudaStream_t test_stream_ = nullptr;
@@ -448,6 +481,7 @@ class Runner {
   std::vector<std::unique_ptr<DeviceBuffer<char>>> bench_bufs_;  // shared with the judge
   std::vector<std::unique_ptr<GuardedBuffer>> kept_;  // kFlagKeepOnDevice: until the next request
   std::vector<void*> bench_ptrs_;
+  std::vector<uint64_t> bench_sizes_;
 };
 
 const char* status_name(uint32_t s) {
@@ -504,6 +538,8 @@ int replay(const char* path, const std::vector<Variant>& variants) {
 }
 
 }  // namespace
+
+void set_after_cuda_init(std::function<std::string()> hook) { g_after_cuda_init = std::move(hook); }
 
 int main(int argc, char** argv, const std::vector<Variant>& variants) {
   if (argc == 3 && std::strcmp(argv[1], "--replay") == 0) return replay(argv[2], variants);

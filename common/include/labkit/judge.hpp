@@ -19,7 +19,11 @@
 namespace labkit {
 
 struct WorkerOptions {
-  std::string path;            // the worker binary
+  std::string path;            // the worker binary: the planner (the student's launcher)
+  // The executor that runs the planner's plans (labkit_executor, --labkit-executor=PATH). Empty:
+  // `path` is a self-contained runner (the calibration worker, the harness's self-test worker).
+  std::string executor;
+  bool helpers = false;        // the executor runs the lab's helpers (--labkit-worker-for routes)
   std::string null_path;       // the calibration worker (no student code): labkit_null_worker
   double call_timeout_s = 60;  // one request; a hang is killed after this
   std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)

@@ -31,7 +31,9 @@ inline constexpr int kSandboxExitCode = 159;  // 128 + SIGSYS
 // kReplay: the worker replays one saved call under compute-sanitizer, whose code inside the
 // process talks to the tool over a socket it already holds and reads files: the same filter plus
 // send/receive on held descriptors and openat for reading only (no write, create or truncate).
-enum class Mode { kEnforce, kReplay, kSurvey };
+// kPlanner: the planner (the process of the student's launcher, planner.cpp), confined before
+// any constructor runs: the same filter without ioctl (it holds no device file).
+enum class Mode { kEnforce, kReplay, kSurvey, kPlanner };
 
 // Confines the calling process (all threads). Returns "" on success, else why it could not
 // (an architecture without the filter, a kernel without seccomp): the caller must then not

@@ -33,6 +33,7 @@ struct Call {
   void* const* buffers = nullptr;
   int n_buffers = 0;
   cudaStream_t stream = nullptr;
+  const uint64_t* buffer_bytes = nullptr;  // the executor's: each buffer's size
 
   int64_t param(int i) const {
     if (i < 0 || i >= n_params) throw std::out_of_range("labkit::worker::Call: no such parameter");
@@ -48,6 +49,10 @@ struct Call {
 struct Variant {
   std::string name;
   std::function<void(const Call&)> launch;
+  // The executor's variants (planned): gets the call's plan from the planner and loads a fresh
+  // copy of the device code, before the call and outside any capture or timed window. The
+  // launch that follows runs that plan; without a prepare first, launch prepares itself.
+  std::function<void(const Call&, bool captured)> prepare;
 };
 
 // A lab's variant table, each launcher called through the op family's `invoke`.
@@ -65,6 +70,17 @@ std::vector<Variant> bind(std::initializer_list<std::pair<const char*, Fn>> tabl
 // Serves the judge on the protocol descriptors; `--replay FILE` runs one saved request
 // standalone (for compute-sanitizer) and prints what happened.
 int main(int argc, char** argv, const std::vector<Variant>& variants);
+
+// The executor (labkit_executor): `--serve --planner PATH [--helpers]` starts the planner PATH
+// (the lab's <lab>_worker: the student's object linked against the recording runtime), loads
+// the device code of PATH's .nv_fatbin section, and serves the judge as main() does, running
+// the planner's plans; `--replay FILE --planner PATH` replays one saved request.
+int executor_main(int argc, char** argv);
+
+// Called by the runner once CUDA is up, before the process confines itself (the executor loads
+// the device code and sends the planner its snapshot here); a non-empty result is why the
+// worker cannot serve.
+void set_after_cuda_init(std::function<std::string()> hook);
 
 }  // namespace labkit::worker
 
