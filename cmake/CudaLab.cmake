@@ -191,15 +191,6 @@ function(add_cuda_lab)
                            LABELS "gpu;${lab};${kind}")
     endif()
 
-    if(LAB_HELPER_VARIANTS AND register_tests)
-      # No GPU needed: the worker of the other variants has nothing of the helper's.
-      add_test(NAME ${prefix}:helper_only_in_its_worker
-               COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/check_worker_split.py"
-                       "$<TARGET_FILE:${prefix}_worker>" "$<TARGET_FILE:${prefix}_helper_worker>")
-      set_tests_properties(${prefix}:helper_only_in_its_worker PROPERTIES TIMEOUT 60
-                           LABELS "${lab};${kind}")
-    endif()
-
     if(kind STREQUAL "submission")
       set(interface "")
       if(LAB_INTERFACE)

@@ -243,28 +243,6 @@ def lands_in_code(section: Section) -> bool:
                               or section.name.startswith(LINKER_CODE_PREFIXES))
 
 
-def helper_split_problems(plain: Path, helper: Path) -> list:
-    """Why `plain` (the worker of the variants NOT given a helper library) could still reach what
-    only `helper` (the worker of those given it) should have: one sentence per finding, empty
-    when the split holds. The helper's own libraries are the ones it needs that `plain` does
-    not (none: the split protects nothing); its own functions, the names it imports that
-    `plain` does not. `plain` must not name any of those in its symbol tables (a library linked
-    statically, or loaded through a library it does need, would show there)."""
-    p, h = read(plain), read(helper)
-    plain_needs = p.needed_libraries()
-    extra = [lib for lib in h.needed_libraries() if lib not in plain_needs]
-    if not extra:
-        return [f"{Path(helper).name} needs no library that {Path(plain).name} does not "
-                f"({', '.join(plain_needs) or 'none'}): the helper is not kept from the other "
-                f"variants"]
-    helper_only = h.imports() - p.imports()
-    found = sorted({name for name, _ in p.symbols() if name in helper_only})
-    if found:
-        return [f"{Path(plain).name} names {len(found)} of the functions only "
-                f"{Path(helper).name} should have ({', '.join(found[:5])})"]
-    return []
-
-
 def executable_memory_problems(path: Path) -> list:
     """What in a linked program asks for memory that is both writable and executable: an
     executable stack (PT_GNU_STACK with PF_X, or no PT_GNU_STACK at all, which the loader

@@ -19,7 +19,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader import (__version__, bench, build, elf, gpulock, gtest, judge, manifest, runner,
+from grader import (__version__, bench, build, gpulock, gtest, judge, manifest, runner,
                     scoring, seeds, setup)
 from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
@@ -503,17 +503,6 @@ def _link_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progre
     if not rest.ok:
         lab.status, lab.message = "build_failed", lab.build.hint
         return False
-    if lab_paths.helper_worker is not None:
-        # The variants not given the helper must run where it cannot be found (a library loaded
-        # in the process is reachable from any code in it): a build that broke that runs nothing.
-        try:
-            split = elf.helper_split_problems(lab_paths.worker.path, lab_paths.helper_worker.path)
-        except elf.ElfError as e:
-            split = [str(e)]
-        if split:
-            _lab_error(cfg, lab, f"the workers could not be told apart, so nothing was run: "
-                                 f"{'; '.join(split)}")
-            return False
     build.mark_built(stage_dir, cfg.name, lab.files)   # the same files next time: reused
     try:
         for target in (lab_paths.test, lab_paths.bench, *lab_paths.workers):

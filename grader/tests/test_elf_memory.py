@@ -97,9 +97,8 @@ class LinkedProgramTest(unittest.TestCase):
 
 
 @unittest.skipUnless(GCC, "gcc is needed to link the test programs")
-class HelperSplitTest(unittest.TestCase):
-    """elf.helper_split_problems: the worker of the variants not given a helper library must
-    neither need it nor name what the helper's worker imports from it (lab 07: cuBLAS)."""
+class DynamicSectionTest(unittest.TestCase):
+    """elf.read: the libraries a program needs, the names it imports, its symbols."""
 
     @classmethod
     def setUpClass(cls):
@@ -127,17 +126,6 @@ class HelperSplitTest(unittest.TestCase):
         self.assertIn("cbrt", helper.imports())
         self.assertNotIn("libm.so.6", elf.read(self.paths["plain"]).needed_libraries())
         self.assertIn(("cbrt", True), elf.read(self.paths["static_copy"]).symbols())
-
-    def test_split_holds(self):
-        self.assertEqual(elf.helper_split_problems(self.paths["plain"], self.paths["helper"]), [])
-
-    def test_a_worker_with_the_helpers_libraries_is_no_split(self):
-        (problem,) = elf.helper_split_problems(self.paths["helper"], self.paths["helper"])
-        self.assertIn("needs no library that helper does not", problem)
-
-    def test_a_statically_linked_helper_function_is_found(self):
-        (problem,) = elf.helper_split_problems(self.paths["static_copy"], self.paths["helper"])
-        self.assertIn("names 1 of the functions only helper should have (cbrt)", problem)
 
 
 class MalformedTest(unittest.TestCase):
