@@ -436,6 +436,7 @@ def namespace_enter(rules: list, private: str, as_root: bool) -> None:
     new_root = os.path.join(private, ".root")
     os.mkdir(new_root, 0o755)
     _mount("buildbox", new_root, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+    _mount(new_root, new_root, None, _MS_BIND)   # a bind mount of itself: remountable read-only
     for path, rights in sorted(rules, key=lambda r: r[0].count("/")):
         real = _real(path)
         if not os.path.exists(real):
@@ -459,12 +460,13 @@ def namespace_enter(rules: list, private: str, as_root: bool) -> None:
         top = "/" + name
         if os.path.islink(top) and not os.path.lexists(new_root + top):
             os.symlink(os.readlink(top), new_root + top)
+    # The command's folder, empty unless allowed, so that relative paths mean what they mean
+    # outside; then the root itself read-only: only the private folder can be written.
     cwd = os.getcwd()
+    os.makedirs(new_root + cwd, exist_ok=True)
+    _mount(None, new_root, None, _MS_BIND | _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID | _MS_NODEV)
     os.chroot(new_root)
-    try:
-        os.chdir(cwd)
-    except OSError:
-        os.chdir(private)
+    os.chdir(cwd)
 
 
 # ------------------------------------------------------------------------------------------
