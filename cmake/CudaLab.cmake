@@ -154,6 +154,9 @@ function(add_cuda_lab)
     target_include_directories(${prefix}_student PRIVATE "${lab_dir}")
     target_link_libraries(${prefix}_student PRIVATE CUDA::cudart_static)  # headers only
     target_compile_options(${prefix}_student PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-lineinfo>)
+    if(LABS_SANDBOX_BUILD)
+      _lab_build_sandbox(${prefix}_student "${lab_dir}" "${student_sources}")
+    endif()
 
     # WORKER_LIBS: functions the lab provides to the student (lab 07's conv_sgemm); the
     # policy names the ones the student may call. With HELPER_VARIANTS, only their worker has
@@ -203,12 +206,17 @@ function(add_cuda_lab)
         list(JOIN LAB_HELPER_VARIANTS "\", \"" helped_json)
         set(helper "{\"target\": \"${prefix}_helper_worker\", \"path\": \"$<TARGET_FILE:${prefix}_helper_worker>\", \"variants\": [\"${helped_json}\"]}")
       endif()
+      get_property(sandbox GLOBAL PROPERTY LABS_SANDBOX_PREFIX_${prefix}_student)
+      if(NOT sandbox)
+        set(sandbox "null")
+      endif()
       string(CONCAT entry
         "    \"${lab}\": {\n"
         "      \"student_target\": \"${prefix}_student\",\n"
         "      \"student_sources\": [\"${sources_json}\"],\n"
         "      \"student_objects\": [\"$<JOIN:$<TARGET_OBJECTS:${prefix}_student>,\", \">\"],\n"
         "      \"interface_headers\": [${interface}],\n"
+        "      \"build_sandbox\": ${sandbox},\n"
         "      \"worker\": {\"target\": \"${prefix}_worker\", \"path\": \"$<TARGET_FILE:${prefix}_worker>\"},\n"
         "      \"helper_worker\": ${helper},\n"
         "      \"test\": {\"target\": \"${lab}_test\", \"path\": \"$<TARGET_FILE:${lab}_test>\"},\n"
@@ -217,6 +225,29 @@ function(add_cuda_lab)
       set_property(GLOBAL APPEND PROPERTY LABS_MANIFEST_ENTRIES "${entry}")
     endif()
   endforeach()
+endfunction()
+
+# The student's compile through the build sandbox (grader/buildbox.py, LABS_SANDBOX_BUILD): the
+# compiler and all it starts read only the toolchain, the system, the student's own files, the
+# lab's headers and the harness's include folders, and write only a private folder; the
+# repository and the build tree are cut out of everything else it may read. The same command
+# prefix is written to the manifest ("build_sandbox"): the policy's preprocessor runs on the
+# student's file go through it too.
+function(_lab_build_sandbox target lab_dir sources)
+  file(GLOB lab_headers LIST_DIRECTORIES false "${lab_dir}/*.h" "${lab_dir}/*.hpp"
+       "${lab_dir}/*.cuh")
+  set(box "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/grader/buildbox.py")
+  foreach(path IN LISTS sources lab_headers)
+    list(APPEND box --read "${path}")
+  endforeach()
+  list(APPEND box --read "${PROJECT_SOURCE_DIR}/common/include"
+                  --deny "${PROJECT_SOURCE_DIR}" --deny "${CMAKE_BINARY_DIR}"
+                  --deny "${LABS_SUBMISSION_DIR}" --)
+  set_target_properties(${target} PROPERTIES CUDA_COMPILER_LAUNCHER "${box}"
+                                             CXX_COMPILER_LAUNCHER "${box}"
+                                             C_COMPILER_LAUNCHER "${box}")
+  list(JOIN box "\", \"" box_json)
+  set_property(GLOBAL PROPERTY LABS_SANDBOX_PREFIX_${target} "[\"${box_json}\"]")
 endfunction()
 
 # One worker of a lab: the runner's objects, the binding, the student's objects, then `libs`.

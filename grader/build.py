@@ -14,7 +14,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from grader import elf, manifest, runner, setup
+from grader import buildbox, elf, manifest, runner, setup
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.manifest import MANIFEST_NAME
 from grader.results import BuildResult
@@ -267,11 +267,39 @@ def _write_fresh(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def cache_settings(repo: Path, stage_dir: Path, labs: list) -> dict:
-    """The cache entries this grader configures with."""
+def cache_settings(repo: Path, stage_dir: Path, labs: list, sandbox: bool = True) -> dict:
+    """The cache entries this grader configures with. `sandbox`: the student's compile runs in
+    the build sandbox (LABS_SANDBOX_BUILD, grader/buildbox.py); off only where no sandbox is
+    possible and the instructor said to build without one (build_sandbox_check)."""
     return {"CMAKE_BUILD_TYPE": "Release", "LABS_SUBMISSION_DIR": str(stage_dir),
             "LABS_ONLY": ";".join(labs), "LABS_WITH_SOLUTIONS": "OFF",
-            "LABS_TEST_SUBMISSION": "OFF", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON"}
+            "LABS_TEST_SUBMISSION": "OFF", "CMAKE_EXPORT_COMPILE_COMMANDS": "ON",
+            "LABS_SANDBOX_BUILD": "ON" if sandbox else "OFF"}
+
+
+UNSANDBOXED_FLAG = "--unsandboxed-build"
+
+
+def build_sandbox_check(allow_unsandboxed: bool = False) -> tuple:
+    """(sandbox, warning): whether the student's compile can run in the build sandbox here
+    (grader/buildbox.py: Landlock, else a user and mount namespace), and, when it cannot, the
+    warning every graded lab records. Without a sandbox the compiler reads any file the
+    grader's user can read (hidden tests, solutions, other submissions, a secret) into the
+    student's object, so this refuses to grade (GraderError, exit 2) unless the instructor
+    passed --unsandboxed-build."""
+    how = buildbox.probe()
+    if how.get("mechanism"):
+        return True, None
+    why = how.get("why", "unknown")
+    if not allow_unsandboxed:
+        raise GraderError(f"no build sandbox is possible on this machine ({why}): the student's "
+                          f"compile could read any file this user can read (hidden tests, "
+                          f"solutions, other submissions) into its object, so nothing was "
+                          f"graded. Grade on a machine with Landlock (Linux 5.13+) or "
+                          f"unprivileged user namespaces, or pass {UNSANDBOXED_FLAG} to build "
+                          f"without the sandbox (recorded in the results)", EXIT_USAGE)
+    return False, (f"built WITHOUT the build sandbox ({UNSANDBOXED_FLAG}; {why}): the "
+                   f"student's compile could read any file the grader's user can read")
 
 
 def read_cache(cache: Path) -> dict:
@@ -301,7 +329,8 @@ def _same(a: str | None, b: str) -> bool:
     return a == b
 
 
-def configure_is_current(repo: Path, build_dir: Path, stage_dir: Path, labs: list) -> bool:
+def configure_is_current(repo: Path, build_dir: Path, stage_dir: Path, labs: list,
+                         sandbox: bool = True) -> bool:
     """True when build_dir is already configured from this repository with these settings
     (and wrote its manifest): configuring again would change nothing, so it is skipped. The
     build step reruns CMake by itself when a CMakeLists changed."""
@@ -312,7 +341,7 @@ def configure_is_current(repo: Path, build_dir: Path, stage_dir: Path, labs: lis
     if not _same(entries.get("CMAKE_HOME_DIRECTORY"), str(repo)):
         return False
     return all(_same(entries.get(k), v)
-               for k, v in cache_settings(repo, stage_dir, labs).items())
+               for k, v in cache_settings(repo, stage_dir, labs, sandbox).items())
 
 
 # Compilers run in the idle scheduling class (SCHED_IDLE, `chrt --idle 0`), and niced: on a
@@ -346,13 +375,14 @@ def _niced(args: list) -> list:
     return [*_idle_prefix(), *([nice, "-n", str(BUILD_NICENESS)] if nice else []), *args]
 
 
-def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list) -> BuildResult:
-    if configure_is_current(repo, build_dir, stage_dir, labs):
+def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list,
+              sandbox: bool = True) -> BuildResult:
+    if configure_is_current(repo, build_dir, stage_dir, labs, sandbox):
         return BuildResult(ok=True, seconds=0.0)
     ensure_build_tools()   # installs what is missing where it can, or stops naming it (exit 2)
     cmake = find_tool("cmake")
     args = [cmake, "-S", str(repo), "-B", str(build_dir)]
-    args += [f"-D{k}={v}" for k, v in cache_settings(repo, stage_dir, labs).items()]
+    args += [f"-D{k}={v}" for k, v in cache_settings(repo, stage_dir, labs, sandbox).items()]
     cache = build_dir / "CMakeCache.txt"
     if not cache.is_file() and shutil.which("ninja"):
         args += ["-G", "Ninja"]

@@ -91,6 +91,9 @@ class GradeOptions:
     sanitize: bool = True         # re-run failing calls under memcheck (--no-sanitize: False)
     test_timeout_s: float | None = None   # one call of the student's code; None: grading.toml's
     labs_at_once: int | None = None   # labs whose tests run side by side (--labs-at-once); None: all
+    # Build without the build sandbox where none is possible (--unsandboxed-build): a warning
+    # in every lab's results. False: such a machine refuses to grade (build_sandbox_check).
+    unsandboxed_build: bool = False
 
 
 def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
@@ -220,9 +223,15 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
     if not staged:
         return
 
+    sandbox, unsandboxed = build.build_sandbox_check(options.unsandboxed_build)
+    if unsandboxed:
+        for _, lab in staged:
+            lab.warnings.append(unsandboxed)
+        progress(f"WARNING: {unsandboxed}")
     progress(f"configuring ({', '.join(c.name for c, _ in staged)})")
     with timed(result.stages, "configure"):
-        configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged])
+        configured = build.configure(repo, build_dir, stage_dir, [c.name for c, _ in staged],
+                                     sandbox=sandbox)
     if not configured.ok:
         for _, lab in staged:
             lab.status, lab.build, lab.message = "build_failed", configured, configured.hint
@@ -377,7 +386,7 @@ def check_policy(cfg: LabConfig, lab_paths: manifest.LabPaths,
     if stage == "source":
         found = policy.check_submission([], list(lab_paths.student_sources),
                                         list(lab_paths.interface_headers), paths.compile_commands,
-                                        cfg.policy)
+                                        cfg.policy, sandbox=lab_paths.build_sandbox)
     else:
         found = policy.check_submission(list(lab_paths.student_objects), [],
                                         list(lab_paths.interface_headers), None, cfg.policy)

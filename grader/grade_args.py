@@ -95,6 +95,7 @@ class GradeArgs:
     sanitize: bool = True
     test_timeout_s: float | None = None
     labs_at_once: int | None = None       # labs whose tests run side by side; None: all
+    unsandboxed_build: bool = False       # build even where no build sandbox is possible
     quiet: bool = False
     gradescope: Path | None = None        # the report files (REPORTS), each where wanted
     junit: Path | None = None
@@ -111,7 +112,8 @@ class GradeArgs:
         return GradeOptions(seed=self.seed, secret=secret, jobs=self.jobs,
                             performance=self.performance, sanitize=self.sanitize,
                             test_timeout_s=self.test_timeout_s,
-                            labs_at_once=self.labs_at_once)
+                            labs_at_once=self.labs_at_once,
+                            unsandboxed_build=self.unsandboxed_build)
 
 
 def add_arguments(g) -> None:
@@ -147,6 +149,11 @@ def add_arguments(g) -> None:
                    help="labs whose correctness tests run side by side on the GPU (default: all "
                         "of them; 1 for a GPU with little memory); benchmarks always run one "
                         "at a time, alone")
+    g.add_argument("--unsandboxed-build", action="store_true",
+                   help="instructors: where no build sandbox is possible (no Landlock, no user "
+                        "namespaces), build anyway, with a warning in every lab's results; "
+                        "without it such a machine grades nothing (docs/threat-model.md, "
+                        "'The build')")
     g.add_argument("--quiet", "-q", action="store_true", help="print only the final table")
     add_report_flags(g, REPORTS, stdout=False)
 
@@ -157,7 +164,8 @@ def from_namespace(ns: argparse.Namespace) -> GradeArgs:
                      output=ns.output, seed=ns.seed, secret_file=ns.secret_file,
                      build_dir=ns.build_dir, jobs=ns.jobs, performance=not ns.no_performance,
                      sanitize=not ns.no_sanitize, test_timeout_s=ns.test_timeout,
-                     labs_at_once=ns.labs_at_once, quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
+                     labs_at_once=ns.labs_at_once, unsandboxed_build=ns.unsandboxed_build,
+                     quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
 
 
 def argv(args: GradeArgs) -> list:
@@ -190,6 +198,8 @@ def argv(args: GradeArgs) -> list:
         out.append(f"--test-timeout={args.test_timeout_s!r}")   # repr: the exact float
     if args.labs_at_once is not None:
         out.append(f"--labs-at-once={args.labs_at_once}")
+    if args.unsandboxed_build:
+        out.append("--unsandboxed-build")
     for fmt, path in args.reports().items():
         out.append(f"{flag(fmt)}={path}")
     return out + list(args.labs)

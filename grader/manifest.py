@@ -39,6 +39,10 @@ class LabPaths:
     # worker runs every variant.
     helper_worker: Target | None = None
     helper_variants: tuple = ()   # str
+    # The command prefix that runs a compiler on the student's files in the build sandbox
+    # (grader/buildbox.py; CMake's LABS_SANDBOX_BUILD); () when the build was configured
+    # without it. The policy's preprocessor runs on those files go through it too.
+    build_sandbox: tuple = ()     # str
 
     @property
     def workers(self) -> tuple:
@@ -115,6 +119,16 @@ def _helper(value, path: Path, where: str) -> tuple:
     return target, tuple(variants)
 
 
+def _sandbox(value, path: Path, where: str) -> tuple:
+    """A lab's 'build_sandbox': absent or null (no sandbox), or the launcher's argv prefix."""
+    if value is None:
+        return ()
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(a, str) and a and "\0" not in a for a in value)):
+        raise _fail(path, f"{where} must be null or a non-empty list of arguments, got {value!r}")
+    return tuple(value)
+
+
 def parse_manifest(data, path: Path) -> Manifest:
     if not isinstance(data, dict):
         raise _fail(path, "not a JSON object")
@@ -143,7 +157,8 @@ def parse_manifest(data, path: Path) -> Manifest:
             worker=_target(lab.get("worker"), path, f"{w}.worker"),
             test=_target(lab.get("test"), path, f"{w}.test"),
             bench=_target(lab.get("bench"), path, f"{w}.bench"),
-            helper_worker=helper, helper_variants=helped)
+            helper_worker=helper, helper_variants=helped,
+            build_sandbox=_sandbox(lab.get("build_sandbox"), path, f"{w}.build_sandbox"))
     return Manifest(path=path, gpu_info=_abs_path(data.get("gpu_info"), path, "gpu_info"),
                     compile_commands=(None if compile_commands is None else
                                       _abs_path(compile_commands, path, "compile_commands")),

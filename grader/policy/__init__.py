@@ -84,8 +84,11 @@ _RULE_ORDER = ("source", "include", "import", "definition", "constructor", "sysc
 
 
 def check_submission(objects: list, sources: list, interface_headers: list,
-                     compile_commands: Path | None, rules: PolicyRules) -> PolicyResult:
-    """Checks every rule on every object and source; see the module docstring."""
+                     compile_commands: Path | None, rules: PolicyRules,
+                     sandbox: tuple = ()) -> PolicyResult:
+    """Checks every rule on every object and source; see the module docstring. `sandbox`: the
+    build sandbox's command prefix (the manifest's build_sandbox), through which every
+    compiler run on a source goes, as its compile does."""
     start = time.monotonic()
     found = []
     allowed_headers = {real(h) for h in interface_headers}
@@ -95,6 +98,7 @@ def check_submission(objects: list, sources: list, interface_headers: list,
         preprocessed = None
         if commands is not None:
             entry = find_entry(commands, source, compile_commands)
+            entry["sandbox"] = list(sandbox)
             found += check_includes(source, entry, allowed_headers, rules)
             preprocessed = preprocess_host(entry)
         found += check_source_text(source, preprocessed)

@@ -89,6 +89,14 @@ def base_args(entry: dict) -> list:
     return out
 
 
+def boxed(entry: dict, cmd: list) -> list:
+    """`cmd`, a compiler run on the student's file, through the build sandbox when the build
+    has one (entry["sandbox"]: grader/buildbox.py's command prefix), as the compile itself: the
+    preprocessor reads what the compiler may read, no more (an `#include` of a hidden file
+    then fails with "Permission denied" instead of listing, or echoing, what it holds)."""
+    return list(entry.get("sandbox") or []) + list(cmd)
+
+
 def is_nvcc(entry: dict) -> bool:
     return "nvcc" in os.path.basename(entry["args"][0])
 
@@ -208,7 +216,8 @@ def preprocess_host(entry: dict) -> str | None:
                 base_args(entry) + ["-cuda", "-o", out_file]
         else:
             cmd = base_args(entry) + ["-E", "-o", out_file]
-        proc = runner.run(cmd, COMPILER_TIMEOUT_S, cwd=entry["directory"], cap=64 * 1024)
+        proc = runner.run(boxed(entry, cmd), COMPILER_TIMEOUT_S, cwd=entry["directory"],
+                          cap=64 * 1024)
         if proc.timed_out or proc.returncode != 0 or not os.path.isfile(out_file):
             return None
         return Path(out_file).read_text(errors="replace")
@@ -218,7 +227,7 @@ def nvcc_host_preprocess(entry: dict, out_file: str) -> list | None:
     """The host compiler's preprocessing command that `nvcc -cuda` would run for this entry,
     writing to out_file; None when nvcc's dry run does not show exactly one such step in a form
     that needs no shell (no variables, no substitutions)."""
-    proc = runner.run(base_args(entry) + ["-cuda", "--dryrun", "-o", out_file], 60,
+    proc = runner.run(boxed(entry, base_args(entry) + ["-cuda", "--dryrun", "-o", out_file]), 60,
                       cwd=entry["directory"], cap=256 * 1024)
     if proc.timed_out or proc.returncode != 0:
         return None

@@ -21,7 +21,8 @@ from grader.policy.tools import COMPILER_TIMEOUT_S, TOOL_OUTPUT_CAP, real, short
 
 def check_includes(source: Path, entry: dict, allowed_headers: set, rules: PolicyRules) -> list:
     args = compile_commands.base_args(entry) + ["-M"]
-    proc = runner.run(args, COMPILER_TIMEOUT_S, cwd=entry["directory"], cap=TOOL_OUTPUT_CAP)
+    proc = runner.run(compile_commands.boxed(entry, args), COMPILER_TIMEOUT_S,
+                      cwd=entry["directory"], cap=TOOL_OUTPUT_CAP)
     if proc.timed_out or proc.returncode != 0:
         why = "it timed out" if proc.timed_out else compile_commands.first_error(proc.output)
         return [Violation("include", source.name,

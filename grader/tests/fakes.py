@@ -463,10 +463,12 @@ class FakePolicy(types.ModuleType):
 
         self.PolicyRules = PolicyRules
 
-    def check_submission(self, objects, sources, interface_headers, compile_commands, rules):
+    def check_submission(self, objects, sources, interface_headers, compile_commands, rules,
+                         sandbox=()):
         self.calls.append({"objects": objects, "sources": sources,
                            "interface_headers": interface_headers,
-                           "compile_commands": compile_commands, "rules": rules})
+                           "compile_commands": compile_commands, "rules": rules,
+                           "sandbox": sandbox})
         if self.error is not None:
             raise self.error
         return FakePolicyResult(self.violations)

@@ -61,8 +61,8 @@ class GradeArgvTest(unittest.TestCase):
         self.assertEqual(set(vars(p.parse_args([]))),
                          {"labs", "submission", "solutions", "output", "seed", "secret_file",
                           "build_dir", "jobs", "no_performance", "no_sanitize", "test_timeout",
-                          "labs_at_once", "quiet", *grade_args.REPORTS})
-        self.assertEqual(len(dataclasses.fields(GradeArgs)), 13 + len(grade_args.REPORTS))
+                          "labs_at_once", "unsandboxed_build", "quiet", *grade_args.REPORTS})
+        self.assertEqual(len(dataclasses.fields(GradeArgs)), 14 + len(grade_args.REPORTS))
 
     def test_what_no_command_line_can_say(self):
         for args, words in ((GradeArgs(submission=Path("x"), solutions=True), "not both"),
@@ -77,6 +77,9 @@ class GradeArgvTest(unittest.TestCase):
                       labs_at_once=2).options(b"k")
         self.assertEqual((o.seed, o.secret, o.jobs, o.performance, o.sanitize, o.test_timeout_s,
                           o.labs_at_once), (5, b"k", 3, False, True, 2.5, 2))
+        self.assertFalse(o.unsandboxed_build)
+        self.assertTrue(GradeArgs(unsandboxed_build=True).options().unsandboxed_build)
+        self.assertIn("--unsandboxed-build", grade_args.argv(GradeArgs(unsandboxed_build=True)))
 
 
 class ApiTest(unittest.TestCase):

@@ -374,7 +374,7 @@ class ConfigureTest(unittest.TestCase):
                    "LABS_SUBMISSION_DIR:PATH": str(self.stage),
                    "LABS_ONLY:STRING": "01_naive_matmul;02_tiled",
                    "LABS_WITH_SOLUTIONS:BOOL": "OFF", "LABS_TEST_SUBMISSION:BOOL": "OFF",
-                   "CMAKE_EXPORT_COMPILE_COMMANDS:BOOL": "ON"}
+                   "CMAKE_EXPORT_COMPILE_COMMANDS:BOOL": "ON", "LABS_SANDBOX_BUILD:BOOL": "ON"}
         entries.update(changes)
         (self.build_dir / "CMakeCache.txt").write_text(
             "# This is the CMakeCache file.\n//comment\n"
@@ -401,6 +401,19 @@ class ConfigureTest(unittest.TestCase):
         self.assertIn("-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", args)
         self.assertIn(f"-DLABS_SUBMISSION_DIR={self.stage}", args)
         self.assertIn("-DLABS_ONLY=01_naive_matmul;02_tiled", args)
+        # The student's compile in the build sandbox (grader/buildbox.py, cmake/CudaLab.cmake)
+        self.assertIn("-DLABS_SANDBOX_BUILD=ON", args)
+
+    def test_the_sandbox_setting_is_passed_and_a_change_configures_again(self):
+        self.write_cache()
+        with mock.patch.object(build.runner, "run", lambda *a, **k: None):
+            self.assertTrue(build.configure_is_current(
+                self.repo, self.build_dir, self.stage, ["01_naive_matmul", "02_tiled"]))
+            self.assertFalse(build.configure_is_current(
+                self.repo, self.build_dir, self.stage, ["01_naive_matmul", "02_tiled"],
+                sandbox=False))
+        self.assertEqual(build.cache_settings(self.repo, self.stage, ["x"], sandbox=False)
+                         ["LABS_SANDBOX_BUILD"], "OFF")
 
     def test_compilers_give_way_to_timed_gpu_calls(self):
         # In the idle scheduling class and niced (BUILD_NICENESS), so that in a batch another

@@ -548,14 +548,15 @@ class GradeFlowTest(TempDirTest):
 
     def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None,
                   secret=b"", write_manifest=True, config=None, on_probe=None, on_build=None,
-                  worker_refused=None):
+                  worker_refused=None, unsandboxed_build=False):
         self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(), benches(0.03), gpu=gpu)
         if not write_manifest:
             self.fake.manifest.unlink()
         stage = self.build_dir / "submission"
 
-        def configure(repo, build_dir, stage_dir, labs):
+        def configure(repo, build_dir, stage_dir, labs, sandbox=True):
             self.calls.append(("configure", labs))
+            self.sandboxed = sandbox
             self.assertEqual(stage_dir, stage)
             self.assertTrue((stage_dir / LAB / "matmul.cu").is_file())
             return BuildResult(ok=True, seconds=0.5)
@@ -585,9 +586,31 @@ class GradeFlowTest(TempDirTest):
                 mock.patch.object(grade, "probe_gpu", probe_gpu), \
                 fakes.use_policy(self.policy):
             options = grade.GradeOptions(seed=seed, secret=secret, jobs=2,
-                                         test_timeout_s=test_timeout_s)
+                                         test_timeout_s=test_timeout_s,
+                                         unsandboxed_build=unsandboxed_build)
             return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
                                options, progress=lambda m: None)
+
+    def test_no_build_sandbox_grades_nothing_unless_the_instructor_says_so(self):
+        # The student's compile runs in the build sandbox (grader/buildbox.py) where one is
+        # possible; where none is, nothing is configured or built, and the reason is the
+        # grading's message; --unsandboxed-build builds without it, with a warning in each lab.
+        from grader import buildbox
+        r = self.run_grade()
+        if buildbox.probe().get("mechanism"):
+            self.assertTrue(self.sandboxed)
+        self.calls.clear()
+        none = {"mechanism": None, "why": "no Landlock in this kernel, and no namespace: x"}
+        with mock.patch.object(buildbox, "probe", lambda *a: none):
+            r = self.run_grade()
+            self.assertEqual((r.status, r.exit_code), ("error", 2))
+            self.assertIn("no build sandbox is possible", r.message)
+            self.assertIn("--unsandboxed-build", r.message)
+            self.assertEqual(self.calls, [])
+            r = self.run_grade(unsandboxed_build=True)
+        self.assertEqual(r.status, "graded")
+        self.assertFalse(self.sandboxed)
+        self.assertTrue(any("WITHOUT the build sandbox" in w for w in r.labs[0].warnings))
 
     def test_graded_on_a_gpu(self):
         r = self.run_grade()
@@ -804,7 +827,7 @@ class GradeFlowTest(TempDirTest):
         held.wait(10)
         threading.Timer(0.5, release.set).start()
         said = []
-        with mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
+        with mock.patch.object(build, "configure", lambda *a, **k: BuildResult(ok=True)), \
                 mock.patch.object(build, "build_targets", lambda *a, **k: BuildResult(ok=True)):
             r = grade.grade(Path("/repo"), self.submission, [cfg()], self.build_dir,
                             grade.GradeOptions(seed=1), notice=said.append)
@@ -1148,7 +1171,7 @@ class CliTest(TempDirTest):
         args = self.grade_args("-o", str(out_file), "--seed", "42", "-q")
         err, out = io.StringIO(), io.StringIO()
         with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out), \
-                mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
+                mock.patch.object(build, "configure", lambda *a, **k: BuildResult(ok=True)), \
                 fakes.use_policy(fakes.real_or_fake_policy()):
             code = cli.main(args + [LAB])
         self.assertEqual(code, 1, err.getvalue())

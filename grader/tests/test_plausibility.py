@@ -252,7 +252,7 @@ class GradeFlowTest(pipeline.TempDirTest):
         if ceilings_tool is not None:
             ceilings_tool(fake.gpu_info.parent / grade.CEILINGS)
 
-        def configure(repo, build_dir, stage_dir, labs):
+        def configure(repo, build_dir, stage_dir, labs, sandbox=True):
             return BuildResult(ok=True, seconds=0.5)
 
         def build_targets(build_dir, targets, jobs=None):
