@@ -168,7 +168,8 @@ def _read_sass(path: Path) -> str:
                                  "nvidia-cuda-cuobjdump) was not found")
     bindir = os.path.dirname(tool)
     env = {"LC_ALL": "C", "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-    proc = runner.run([tool, "-sass", "-res-usage", str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env=env)
+    proc = runner.run([tool, "-sass", "-res-usage", str(path)], TOOL_TIMEOUT_S,
+                      cap=TOOL_OUTPUT_CAP, env=env)
     if proc.timed_out:
         raise GraderError(f"policy check: cuobjdump did not finish within {TOOL_TIMEOUT_S} s",
                           EXIT_INTERNAL)

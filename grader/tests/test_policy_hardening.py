@@ -251,7 +251,8 @@ class SharedMemoryRuleTest(unittest.TestCase):
                              ("LDS.128", "R8, [R2+0x10]"), ("STS", "[R5], R0"),
                              ("STS.128", "[R3], R4"), ("LDSM.16.M88", "R5, [R4]"),
                              ("LDSM.16.MT88.4", "R4, [R2]"), ("STSM.16.M88", "[R4], R7"),
-                             ("ATOMS.POPC.INC.32", "RZ, [R0+UR4]"), ("ATOMS.CAS", "RZ, [R8+0x4], R10, R11"),
+                             ("ATOMS.POPC.INC.32", "RZ, [R0+UR4]"),
+                             ("ATOMS.CAS", "RZ, [R8+0x4], R10, R11"),
                              ("ATOMS.EXCH", "RZ, [UR4+0x8], R6"), ("ATOMS.ADD", "RZ, [R2], R3"),
                              ("LDGSTS.E.BYPASS.128", "[R7], desc[UR6][R2.64]"),
                              ("SYNCS.EXCH.64", "URZ, [UR6], UR4"),
@@ -265,10 +266,12 @@ class SharedMemoryRuleTest(unittest.TestCase):
 
     def test_not_shared_memory(self):
         for op, operands in [("LD.E", "R3, desc[UR4][R2.64]"), ("ST.E", "desc[UR4][R2.64], R9"),
-                             ("LDG.E.128", "R4, desc[UR4][R2.64]"), ("STG.E", "desc[UR4][R2.64], R5"),
-                             ("LDL", "R0, [R1]"), ("STL.64", "[R1], R2"), ("ATOMG.E.ADD", "RZ, desc[UR4][R2.64], R5"),
+                             ("LDG.E.128", "R4, desc[UR4][R2.64]"),
+                             ("STG.E", "desc[UR4][R2.64], R5"), ("LDL", "R0, [R1]"),
+                             ("STL.64", "[R1], R2"), ("ATOMG.E.ADD", "RZ, desc[UR4][R2.64], R5"),
                              ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "desc[UR4][R2.64], R5"),
-                             ("BAR.SYNC.DEFER_BLOCKING", "0x0"), ("SHFL.BFLY", "PT, R0, R1, 0x1, 0x1f"),
+                             ("BAR.SYNC.DEFER_BLOCKING", "0x0"),
+                             ("SHFL.BFLY", "PT, R0, R1, 0x1, 0x1f"),
                              ("S2R", "R5, SR_TID.X"), ("S2UR", "UR5, SR_CgaCtaId"),
                              ("S2R", "R0, SR_LANEID"), ("LDC", "R1, c[0x0][0x28]"),
                              ("REDUX.MAX.S32", "UR6, R7")]:
