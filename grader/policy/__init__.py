@@ -23,7 +23,9 @@ into their file at compile time. Seven rules, each a `Violation.rule`:
                in every section the linker places into executable memory.
   device       (per lab, [policy] forbid_device_instructions) no tensor-core instruction and
                no 16-bit (or 8-bit) floating-point math or conversion in the kernels' SASS
-               (cuobjdump -sass): the labs teach FP32 on CUDA cores.
+               (cuobjdump -sass): the labs teach FP32 on CUDA cores; where a lab asks
+               (shared_memory), no shared memory either: no instruction that addresses it,
+               no read of the shared window's base, no static __shared__ (-res-usage).
   include      every file the source pulls in is the source itself, one of the lab's
                interface headers, or a system/toolkit header that is not a vendor or harness
                library header (see rules.DEFAULT_FORBID_INCLUDES).

@@ -1,7 +1,7 @@
-"""The device rule: the kernels' machine code (SASS, read with cuobjdump -sass) must not use the
-instruction families a lab refuses (tensor cores, 16-bit and 8-bit floating point); where
-cuobjdump is found (find_cuobjdump); and the findings kept beside the object for a re-grading
-of the same code."""
+"""The device rule: the kernels' machine code (SASS, read with cuobjdump -sass -res-usage) must not
+use the instruction families a lab refuses (tensor cores, 16-bit and 8-bit floating point,
+shared memory); where cuobjdump is found (find_cuobjdump); and the findings kept beside the object
+for a re-grading of the same code."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
                                  short)
 
 # ---------------------------------------------------------------------------------------------
-# Rule: device code (the kernels' SASS, read with cuobjdump -sass)
+# Rule: device code (the kernels' SASS and resource usage, read with cuobjdump -sass -res-usage)
 #
-# The labs teach FP32 on CUDA cores. A lab's [policy] forbid_device_instructions names the
-# families refused in its kernels' machine code:
+# A lab's [policy] forbid_device_instructions names the families refused in its kernels'
+# machine code:
 #   tensor_cores   every matrix-multiply-accumulate opcode: HMMA (wmma and mma.sync on half,
 #                  bf16 and tf32), IMMA, BMMA, DMMA, HGMMA/IGMMA/BGMMA/QGMMA (wgmma), OMMA,
 #                  and any later *MMA opcode
@@ -32,6 +32,15 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  .F32/.BF16_V2/.MMA forms), conversions to or from 16- and 8-bit floats
 #                  (F2FP.*, F2F/I2F/F2I with an F16, BF16, E4M3, E5M2... type), and any opcode
 #                  with such a type
+#   shared_memory  any use of shared memory: the opcodes that read, write or update it (LDS,
+#                  STS, LDSM, STSM, ATOMS, LDGSTS (cp.async), SYNCS and ARRIVES (mbarriers),
+#                  UBLKCP/UBLKRED (cp.async.bulk), UTMALDG/UTMASTG/UTMAREDG (TMA), STAS and
+#                  REDAS (st.async/red.async)); reading the shared window's base (S2R/S2UR/CS2R
+#                  of SR_SWINHI, SR_SWINLO, SR_SWINSZ), which a generic pointer into shared
+#                  memory needs (cvta.shared, map_shared_rank: the loads through it are plain LD
+#                  and ST); and static shared memory a kernel declares (cuobjdump -res-usage
+#                  SHARED, less the 1 KiB that sm_90 and later reserve in every kernel of a
+#                  file that uses shared memory, see _RESERVED_SMEM)
 # What nvcc 13.0 emits for sm_90 (policy_fixtures/bad_device_*.cu): wmma on half ->
 # HMMA.16816.F32; wmma tf32 -> HMMA.1684.F32.TF32; mma.sync tf32 -> HMMA.1688.F32.TF32; wmma
 # s8 -> IMMA.16816.S8.S8; wmma double -> DMMA.8x8x4; __hfma2/__hadd2/__hmul2/__hmax2 ->
@@ -39,8 +48,17 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 # F2FP.F16.F32.PACK_AB; __float2bfloat16 -> F2FP.BF16.F32.PACK_AB; __half2float ->
 # HADD2.F32; __hlt -> HSETP2; __hle2 -> HSET2(.BF); __double2half -> F2F.F16.F64; int to half
 # -> I2F.F16; half to int -> F2I.F16; fp8 -> F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C.
-# One exception: ptxas moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`
+# Shared memory: __shared__ and extern __shared__ arrays -> STS, LDS(.64/.128); ld.shared /
+# st.shared in inline PTX -> LDS, STS; atomicAdd/Max/CAS/Exch on shared -> ATOMS.*;
+# ldmatrix/stmatrix -> LDSM/STSM.16.M88; __pipeline_memcpy_async -> LDGSTS.E.BYPASS.128;
+# mbarrier.init/arrive -> SYNCS.EXCH.64, SYNCS.ARRIVE.TRANS64; cp.async.bulk -> UBLKCP;
+# st.async -> STAS; a generic pointer from cvta.shared or cluster.map_shared_rank -> S2R
+# SR_SWINHI, then LD.E/ST.E. Not shared memory: SR_CgaCtaId (read for cluster ranks too),
+# __syncthreads (BAR.SYNC), warp shuffles (SHFL).
+# Two exceptions: ptxas moves constants into registers with `HFMA2.MMA Rd, -RZ, RZ, imm, imm`
 # (zero times zero plus a constant) in plain FP32 code; that form computes nothing and passes.
+# And an instruction predicated on @!PT never runs (ptxas pads cp.async with `@!PT LDS RZ, [RZ]`):
+# it passes.
 # ---------------------------------------------------------------------------------------------
 
 
@@ -48,12 +66,31 @@ CUOBJDUMP_INSTALL = "scripts/install-deps"       # puts NVIDIA's wheel into buil
 TOOLS_VENV = Path(__file__).resolve().parents[2] / "build" / "tools" / "venv"
 
 _SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
-_SASS_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:@!?U?P[0-9T]+\s+)?"
-                        r"([A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*([^;]*);?")
+_SASS_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:(?P<pred>@!?U?P[0-9T]+)\s+)?"
+                        r"(?P<op>[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(?P<operands>[^;]*);?")
+# cuobjdump -res-usage: the architecture of each ELF, then per kernel "Function NAME:" and a line
+# of its resources ("REG:48 STACK:0 SHARED:0 LOCAL:0 ...").
+_RES_ARCH = re.compile(r"^\s*arch\s*=\s*sm_(\d+)")
+_RES_FUNCTION = re.compile(r"^\s*Function\s+([^\s:]+)\s*:\s*$")
+_RES_SHARED = re.compile(r"\bSHARED:(\d+)\b")
+# sm_90 and later count 1 KiB of shared memory, reserved by the system, in SHARED of every kernel
+# of a file that uses shared memory (a kernel with only extern __shared__, or none at all beside
+# one that has some, shows SHARED:1024; __shared__ float s[64] shows 1280). Earlier GPUs do not.
+_RESERVED_SMEM = 1024
+_RESERVED_SMEM_FROM_SM = 90
 _LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2)?|TF32|U?E\d+M\d+)$")
 _HALF_OP = re.compile(r"^H[A-Z]+2$")                # HADD2 HMUL2 HFMA2 HMNMX2 HSETP2 HSET2
 _NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan|"
                      r"\+INF|-INF|\+QNAN|-QNAN|0x[0-9a-f]+)$", re.I)
+# Opcodes that address shared memory (the base opcode, before any modifier).
+_SHARED_OPS = frozenset((
+    "LDS", "STS", "LDSM", "STSM", "ATOMS", "REDS",   # loads, stores, matrices, atomics
+    "LDGSTS", "LDGSTSBAR", "ARRIVES", "SYNCS",        # cp.async, mbarriers
+    "UBLKCP", "UBLKRED", "UTMALDG", "UTMASTG", "UTMAREDG",  # bulk copies, TMA
+    "STAS", "REDAS",                                  # st.async, red.async (cluster)
+))
+_SHARED_WINDOW = re.compile(r"\bSR_SWIN(?:HI|LO|SZ)\b")     # the shared window's base and size
+_SPECIAL_READS = ("S2R", "S2UR", "CS2R")
 
 
 def device_family(opcode: str, operands: str = "") -> str | None:
@@ -63,6 +100,10 @@ def device_family(opcode: str, operands: str = "") -> str | None:
     base, mods = parts[0], parts[1:]
     if base.endswith("MMA"):
         return "tensor_cores"
+    if base in _SHARED_OPS:
+        return "shared_memory"
+    if base in _SPECIAL_READS and _SHARED_WINDOW.search(operands):
+        return "shared_memory"
     if base == "HFMA2":
         ops = [o.strip() for o in operands.split(",")]
         if (len(ops) >= 4 and ops[1] in ("-RZ", "RZ") and ops[2] in ("-RZ", "RZ")
@@ -71,6 +112,14 @@ def device_family(opcode: str, operands: str = "") -> str | None:
     if _HALF_OP.match(base) or base == "F2FP" or any(_LOW_TYPES.match(m) for m in mods):
         return "low_precision"
     return None
+
+
+def static_shared_bytes(shared: int, sm: int | None) -> int:
+    """The static shared memory a kernel declares, from cuobjdump -res-usage's SHARED on GPU
+    architecture sm (90 for sm_90a; None: not known), less what the system reserves."""
+    if (sm is None or sm >= _RESERVED_SMEM_FROM_SM) and shared >= _RESERVED_SMEM:
+        return shared - _RESERVED_SMEM
+    return shared
 
 
 def find_cuobjdump() -> str | None:
@@ -111,14 +160,16 @@ def _cuobjdump_missing(detail: str) -> GraderError:
 
 
 def _read_sass(path: Path) -> str:
-    """cuobjdump -sass of an object; '' when it holds no device code."""
+    """cuobjdump -sass -res-usage of an object (each ELF's resource usage, then its SASS); ''
+    when it holds no device code."""
     tool = find_cuobjdump()
     if tool is None:
         raise _cuobjdump_missing("cuobjdump (the CUDA toolkit's, or NVIDIA's wheel "
                                  "nvidia-cuda-cuobjdump) was not found")
     bindir = os.path.dirname(tool)
     env = {"LC_ALL": "C", "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-    proc = runner.run([tool, "-sass", str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env=env)
+    proc = runner.run([tool, "-sass", "-res-usage", str(path)], TOOL_TIMEOUT_S,
+                      cap=TOOL_OUTPUT_CAP, env=env)
     if proc.timed_out:
         raise GraderError(f"policy check: cuobjdump did not finish within {TOOL_TIMEOUT_S} s",
                           EXIT_INTERNAL)
@@ -128,7 +179,7 @@ def _read_sass(path: Path) -> str:
         if "nvdisasm" in proc.output:
             raise _cuobjdump_missing(f"{tool} cannot run without nvdisasm "
                                      f"({short(proc.output.strip(), 200)})")
-        raise GraderError(f"policy check: cuobjdump -sass {path.name} failed: "
+        raise GraderError(f"policy check: cuobjdump -sass -res-usage {path.name} failed: "
                           f"{short(proc.output.strip(), 500)}", EXIT_INTERNAL)
     return proc.stdout
 
@@ -140,7 +191,17 @@ _DEVICE_MESSAGES = {
     "low_precision": ("uses the 16-bit floating-point instruction {op} in kernel {kernel}: "
                       "this lab is about FP32 on CUDA cores, so half/bfloat16 (or 8-bit) math "
                       "and conversions to such types are not allowed"),
+    "shared_memory": ("uses the shared-memory instruction {op} in kernel {kernel}: this lab "
+                      "does not allow shared memory (no __shared__ or extern __shared__ arrays, "
+                      "shared atomics, ld.shared/st.shared, ldmatrix, cp.async or mbarriers)"),
 }
+_SHARED_WINDOW_MESSAGE = (
+    "reads the shared-memory window ({op}) in kernel {kernel}: that makes a generic pointer "
+    "into shared memory (cvta.shared, __cvta_shared_to_generic, map_shared_rank), and this lab "
+    "does not allow shared memory")
+_STATIC_SHARED_MESSAGE = (
+    "declares {n} bytes of static shared memory (__shared__) in kernel {kernel} (cuobjdump "
+    "-res-usage: SHARED:{total}): this lab does not allow shared memory")
 
 
 # The device rule's findings for an object, kept beside it: reading the SASS is most of the
@@ -196,25 +257,57 @@ def check_device_code(path: Path, families) -> list:
 
 def _read_device_code(path: Path, families) -> list:
     sass = _read_sass(path)
-    hits, kernel = [], "?"
+    hits, static, kernel, sm, res_kernel = [], [], "?", None, None
     for line in sass.splitlines():
+        m = _RES_ARCH.match(line)
+        if m:
+            sm = int(m.group(1))
+            continue
+        m = _RES_FUNCTION.match(line)
+        if m:
+            res_kernel = m.group(1)
+            continue
+        if res_kernel is not None:
+            m = _RES_SHARED.search(line)
+            total = int(m.group(1)) if m else 0
+            if "shared_memory" in families and static_shared_bytes(total, sm) > 0:
+                static.append((res_kernel, f"SHARED:{total}", "static_shared",
+                               static_shared_bytes(total, sm)))
+            res_kernel = None
+            continue
         m = _SASS_FUNCTION.match(line)
         if m:
             kernel = m.group(1)
             continue
         m = _SASS_INSN.match(line)
-        if not m:
+        if not m or m.group("pred") == "@!PT":        # @!PT: never runs
             continue
-        family = device_family(m.group(2), m.group(3))
-        if family in families:
-            hits.append((kernel, m.group(2), family))
-    names = demangle.names([k for k, _, _ in hits])
+        op, operands = m.group("op"), m.group("operands")
+        family = device_family(op, operands)
+        if family not in families:
+            continue
+        if family == "shared_memory":
+            window = _SHARED_WINDOW.search(operands)
+            if window:
+                hits.append((kernel, f"{op.split('.')[0]} {window.group(0)}", "shared_window", 0))
+                continue
+        hits.append((kernel, op, family, 0))
+    hits += static                      # after the instructions, which say more
+    names = demangle.names([k for k, _, _, _ in hits])
     out, seen = [], set()
-    for kernel, op, family in hits:
-        if (kernel, op) in seen:
+    for kernel, op, family, n in hits:
+        # one finding per instruction and kernel; shared memory: per opcode (STS and STS.128
+        # are one finding, the first shown)
+        key = (kernel, op.split(".")[0] if family == "shared_memory" else op)
+        if key in seen:
             continue
-        seen.add((kernel, op))
+        seen.add(key)
         shown = short(names.get(kernel, kernel), 100)
-        out.append(Violation("device", f"{op} in {shown}",
-                             _DEVICE_MESSAGES[family].format(op=op, kernel=shown)))
+        if family == "static_shared":
+            message = _STATIC_SHARED_MESSAGE.format(n=n, total=op.split(":")[1], kernel=shown)
+        elif family == "shared_window":
+            message = _SHARED_WINDOW_MESSAGE.format(op=op, kernel=shown)
+        else:
+            message = _DEVICE_MESSAGES[family].format(op=op, kernel=shown)
+        out.append(Violation("device", f"{op} in {shown}", message))
     return out

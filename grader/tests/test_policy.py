@@ -592,12 +592,23 @@ CASES = {
     "bad_syscall_alloc_section": (None, [], [("syscall", "syscall in .stub")]),
     "bad_device_lowp": (None, [], [("device", "HMMA"), ("device", "F2FP"),
                                    ("device", "HFMA2")]),
+    # checked as lab 02 checks (SHARED_RULES): each kernel named with what it uses
+    "bad_device_smem": (None, [], [("device", "STS in k_static(float*)"),
+                                   ("device", "SHARED:1280 in k_static(float*)"),
+                                   ("device", "STS in k_dynamic(float*)"),
+                                   ("device", "ATOMS.POPC.INC.32 in k_atomic(int*)"),
+                                   ("device", "STS in k_ptx(float*)"),
+                                   ("device", "S2R SR_SWINHI in k_generic(float*, int)"),
+                                   ("device", "LDGSTS.E.BYPASS.128 in k_cp_async")]),
 }
 # The device rule (cuobjdump) runs on every compiled case when cuobjdump can be found, as the
 # labs' grading.toml ask; otherwise the cases that need it skip, saying so.
 CUOBJDUMP = policy.find_cuobjdump()
-DEVICE_RULES = PolicyRules(forbid_device_instructions=policy.DEVICE_FAMILIES)
-NEEDS_CUOBJDUMP = {"bad_device_lowp"}
+# Every lab's families (lab 01's); the cases in SHARED_CASES with lab 02's, shared memory too.
+DEVICE_RULES = PolicyRules(forbid_device_instructions=("tensor_cores", "low_precision"))
+SHARED_RULES = PolicyRules(forbid_device_instructions=policy.DEVICE_FAMILIES)
+SHARED_CASES = {"bad_device_smem"}
+NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem"}
 # Checked from its source alone (objects=[]), as the grader may before building: the header is
 # big and the include rule needs no object. Only when GoogleTest is installed.
 GTEST_HEADER = next((p for p in (Path("/usr/include/gtest/gtest.h"),
@@ -634,7 +645,8 @@ class CompiledFixturesTest(unittest.TestCase):
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
             if proc.returncode != 0:
                 return name, None, proc.stdout + proc.stderr
-            rules = DEVICE_RULES if CUOBJDUMP else PolicyRules()
+            rules = (SHARED_RULES if name in SHARED_CASES else DEVICE_RULES) if CUOBJDUMP \
+                else PolicyRules()
             return name, cls.check([Path(cmd[-1])], source, rules=rules), ""
 
         start = time.monotonic()
@@ -726,9 +738,107 @@ class CompiledFixturesTest(unittest.TestCase):
                             FIXTURES / "bad_import_memcpy.cu", commands=False)
         self.assertEqual([v.rule for v in result.violations], ["import"])
 
+    def test_shared_memory_is_refused_only_where_a_lab_asks(self):
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        if "body left out of the student release" in (FIXTURES / "bad_device_smem.cu").read_text(
+                encoding="utf-8"):
+            self.skipTest("the fixtures' kernels were emptied by the student release export")
+        obj = lambda name: [Path(self.jobs[name][1][-1])]
+        # bad_device_smem passes where shared memory is allowed (every lab but 02)...
+        self.assertTrue(self.check(obj("bad_device_smem"), FIXTURES / "bad_device_smem.cu",
+                                   rules=DEVICE_RULES).ok)
+        # ...and ok_rich's dynamic shared memory is refused where it is not
+        result = self.check(obj("ok_rich"), FIXTURES / "ok_rich.cu", rules=SHARED_RULES)
+        self.assertFalse(result.ok)
+        self.assertEqual({v.rule for v in result.violations}, {"device"}, result.report())
+        self.assertTrue(all("tiled_kernel" in v.symbol for v in result.violations),
+                        result.report())
+
     def test_every_fixture_has_a_case(self):
         named = {p.stem for p in FIXTURES.glob("*.cu")}
         self.assertEqual(named - set(CASES) - {"bad_include_gtest"}, set())
+
+
+@unittest.skipUnless(NVCC, "nvcc was not found (PATH, /usr/local/cuda/bin): the policy tests on "
+                           "real compiles need the CUDA toolkit")
+class Lab02SharedMemoryTest(unittest.TestCase):
+    """Lab 02 with its own policy (its grading.toml: no shared memory): its starter and reference
+    solution pass; the corpus's shared-memory cases (lab 03's kernel pasted in, the same on
+    extern __shared__, and on inline-PTX st.shared/ld.shared) are refused, each naming its
+    kernel and instruction. A file this checkout does not hold (a student release has no
+    solutions/ and no corpus, and may have no lab 02) skips."""
+
+    LAB2 = REPO / "labs" / "02_register_tiling"
+    CORPUS = REPO / "tests" / "submissions" / "02_register_tiling"
+    SOURCES = {"starter": LAB2 / "matmul.cu",
+               "solution": REPO / "solutions" / "02_register_tiling" / "matmul.cu",
+               "smem_lab03_kernel": CORPUS / "smem_lab03_kernel" / "matmul.cu",
+               "smem_dynamic_extern": CORPUS / "smem_dynamic_extern" / "matmul.cu",
+               "smem_inline_ptx": CORPUS / "smem_inline_ptx" / "matmul.cu"}
+
+    @classmethod
+    def setUpClass(cls):
+        from grader import config
+        if not (cls.LAB2 / "grading.toml").is_file():
+            raise unittest.SkipTest("lab 02 is not in this checkout (a release without it)")
+        cls.rules = config.load_lab_config(REPO / "labs", "02_register_tiling").policy
+        cls.tmp = tempfile.TemporaryDirectory(prefix="policy-lab02-")
+        tmp = Path(cls.tmp.name)
+        cls.cmds = {name: [NVCC, *NVCC_FLAGS, "-I", str(cls.LAB2), "-c", str(src),
+                           "-o", str(tmp / f"{name}.o")]
+                    for name, src in cls.SOURCES.items() if src.is_file()}
+        cls.compile_commands = tmp / "compile_commands.json"
+        cls.compile_commands.write_text(json.dumps(
+            [{"directory": str(tmp), "command": shlex.join(cmd), "file": cmd[-3]}
+             for cmd in cls.cmds.values()]))
+
+        def build(name):
+            proc = subprocess.run(cls.cmds[name], capture_output=True, text=True, timeout=300)
+            return name, proc.stdout + proc.stderr if proc.returncode else ""
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            cls.errors = dict(pool.map(build, cls.cmds))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, name):
+        if name not in self.cmds:
+            self.skipTest(f"{self.SOURCES[name]} is not in this checkout")
+        if self.errors[name]:
+            self.fail(f"{name} did not compile:\n{self.errors[name][-3000:]}")
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        return policy.check_submission([Path(self.cmds[name][-1])], [self.SOURCES[name]],
+                                       [self.LAB2 / "matmul.h"], self.compile_commands,
+                                       self.rules)
+
+    def test_lab_refuses_shared_memory(self):
+        self.assertIn("shared_memory", self.rules.forbid_device_instructions)
+
+    def test_starter_and_solution_pass(self):
+        for name in ("starter", "solution"):
+            with self.subTest(name):
+                result = self.check(name)
+                self.assertTrue(result.ok, f"{name} must pass lab 02's policy:\n"
+                                           f"{result.report()}")
+
+    def test_shared_memory_cases_are_refused(self):
+        kernel = ("matmul_v2_register_tiled_kernel(float const*, float const*, float*, int, int, "
+                  "int)")
+        expected = {"smem_lab03_kernel": [f"STS in {kernel}", f"LDS.128 in {kernel}",
+                                          f"SHARED:5120 in {kernel}"],
+                    "smem_dynamic_extern": [f"STS in {kernel}", f"LDS.128 in {kernel}"],
+                    "smem_inline_ptx": [f"STS in {kernel}", f"LDS.128 in {kernel}"]}
+        for name, symbols in expected.items():
+            with self.subTest(name):
+                result = self.check(name)
+                self.assertEqual([(v.rule, v.symbol) for v in result.violations],
+                                 [("device", s) for s in symbols], result.report())
+                self.assertIn("this lab does not allow shared memory",
+                              result.violations[0].message)
 
 
 def _case_test(name):

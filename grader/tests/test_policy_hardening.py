@@ -19,6 +19,8 @@ from grader.policy import demangle, device, elf_object, object_rules
 from grader.errors import GraderError
 from grader.policy import PolicyRules
 
+CANNED = Path(__file__).resolve().parent / "policy_fixtures" / "canned"
+
 GXX = shutil.which("g++")
 
 
@@ -227,12 +229,120 @@ class DeviceFamilyTest(unittest.TestCase):
         self.assertIn("unknown family 'fp64'", e.exception.message)
 
     def test_every_lab_forbids_both_families(self):
+        # Every lab is FP32 on CUDA cores; lab 02 (registers only) also refuses shared memory.
         from grader import config
         labs = Path(__file__).resolve().parents[2] / "labs"
+        extra = {"02_register_tiling": {"shared_memory"}}
         for name in config.discover_labs(labs):
             with self.subTest(name):
                 self.assertEqual(set(config.load_lab_config(labs, name).policy
-                                     .forbid_device_instructions), set(policy.DEVICE_FAMILIES))
+                                     .forbid_device_instructions),
+                                 {"tensor_cores", "low_precision"} | extra.get(name, set()))
+
+
+class SharedMemoryRuleTest(unittest.TestCase):
+    """The shared_memory family on instructions alone, and on canned `cuobjdump -sass -res-usage`
+    output: policy_fixtures/canned/shared_memory.cuobjdump.txt is that of
+    policy_fixtures/bad_device_smem.cu (nvcc 13.0 -O3 -lineinfo -arch=sm_90, cuobjdump 13.5; the
+    instructions' encoding comments left out). No nvcc or cuobjdump needed."""
+
+    def test_shared_memory_opcodes(self):
+        for op, operands in [("LDS", "R7, [R4]"), ("LDS.64", "R4, [UR4]"),
+                             ("LDS.128", "R8, [R2+0x10]"), ("STS", "[R5], R0"),
+                             ("STS.128", "[R3], R4"), ("LDSM.16.M88", "R5, [R4]"),
+                             ("LDSM.16.MT88.4", "R4, [R2]"), ("STSM.16.M88", "[R4], R7"),
+                             ("ATOMS.POPC.INC.32", "RZ, [R0+UR4]"),
+                             ("ATOMS.CAS", "RZ, [R8+0x4], R10, R11"),
+                             ("ATOMS.EXCH", "RZ, [UR4+0x8], R6"), ("ATOMS.ADD", "RZ, [R2], R3"),
+                             ("LDGSTS.E.BYPASS.128", "[R7], desc[UR6][R2.64]"),
+                             ("SYNCS.EXCH.64", "URZ, [UR6], UR4"),
+                             ("SYNCS.ARRIVE.TRANS64.A1T0", "R2, [UR6], RZ"),
+                             ("UBLKCP.S.G", "[UR4], [UR6], UR8"), ("STAS", "[R6.64], R0"),
+                             ("UTMALDG.2D", "[UR8], [UR4]"),
+                             ("S2R", "R0, SR_SWINHI"), ("S2UR", "UR6, SR_SWINHI"),
+                             ("CS2R", "R2, SR_SWINLO")]:
+            with self.subTest(op):
+                self.assertEqual(policy.device_family(op, operands), "shared_memory")
+
+    def test_not_shared_memory(self):
+        for op, operands in [("LD.E", "R3, desc[UR4][R2.64]"), ("ST.E", "desc[UR4][R2.64], R9"),
+                             ("LDG.E.128", "R4, desc[UR4][R2.64]"),
+                             ("STG.E", "desc[UR4][R2.64], R5"), ("LDL", "R0, [R1]"),
+                             ("STL.64", "[R1], R2"), ("ATOMG.E.ADD", "RZ, desc[UR4][R2.64], R5"),
+                             ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "desc[UR4][R2.64], R5"),
+                             ("BAR.SYNC.DEFER_BLOCKING", "0x0"),
+                             ("SHFL.BFLY", "PT, R0, R1, 0x1, 0x1f"),
+                             ("S2R", "R5, SR_TID.X"), ("S2UR", "UR5, SR_CgaCtaId"),
+                             ("S2R", "R0, SR_LANEID"), ("LDC", "R1, c[0x0][0x28]"),
+                             ("REDUX.MAX.S32", "UR6, R7")]:
+            with self.subTest(op):
+                self.assertIsNone(policy.device_family(op, operands))
+
+    def test_static_shared_bytes_less_the_reserved_kilobyte(self):
+        self.assertEqual(device.static_shared_bytes(0, 90), 0)
+        self.assertEqual(device.static_shared_bytes(1024, 90), 0)   # reserved only
+        self.assertEqual(device.static_shared_bytes(1028, 90), 4)
+        self.assertEqual(device.static_shared_bytes(1280, 100), 256)
+        self.assertEqual(device.static_shared_bytes(4, 80), 4)      # nothing reserved before sm_90
+        self.assertEqual(device.static_shared_bytes(1024, 80), 1024)
+        self.assertEqual(device.static_shared_bytes(1028, None), 4)
+
+    def canned(self, name):
+        return (CANNED / f"{name}.cuobjdump.txt").read_text()
+
+    def findings(self, name, families=("shared_memory",)):
+        names = {"_Z8k_staticPf": "k_static(float*)", "_Z9k_dynamicPf": "k_dynamic(float*)",
+                 "_Z10k_cp_asyncPKfPf": "k_cp_async(float const*, float*)",
+                 "_Z7k_plainPf": "k_plain(float*)", "_Z5k_ptxPf": "k_ptx(float*)",
+                 "_Z8k_atomicPi": "k_atomic(int*)", "_Z9k_genericPfi": "k_generic(float*, int)"}
+        with mock.patch.object(device, "_read_sass", return_value=self.canned(name)), \
+                mock.patch.object(demangle, "names", side_effect=lambda ks: {
+                    k: names[k] for k in ks if k in names}):
+            return device._read_device_code(Path("x.o"), families)
+
+    def test_canned_kernels_each_named_with_its_instruction(self):
+        found = self.findings("shared_memory")
+        self.assertEqual([v.symbol for v in found], [
+            "LDGSTS.E.BYPASS.128 in k_cp_async(float const*, float*)",
+            "LDS in k_cp_async(float const*, float*)",
+            "S2R SR_SWINHI in k_generic(float*, int)",
+            "STS in k_ptx(float*)", "LDS in k_ptx(float*)",
+            "ATOMS.POPC.INC.32 in k_atomic(int*)", "LDS in k_atomic(int*)",
+            "STS in k_dynamic(float*)", "LDS in k_dynamic(float*)",
+            "STS in k_static(float*)", "LDS in k_static(float*)",
+            "SHARED:2048 in k_cp_async(float const*, float*)",
+            "SHARED:1280 in k_static(float*)"])
+        self.assertTrue(all(v.rule == "device" for v in found))
+        by_symbol = {v.symbol: v.message for v in found}
+        self.assertEqual(by_symbol["STS in k_ptx(float*)"],
+                         "uses the shared-memory instruction STS in kernel k_ptx(float*): this "
+                         "lab does not allow shared memory (no __shared__ or extern __shared__ "
+                         "arrays, shared atomics, ld.shared/st.shared, ldmatrix, cp.async or "
+                         "mbarriers)")
+        self.assertIn("reads the shared-memory window (S2R SR_SWINHI) in kernel "
+                      "k_generic(float*, int): that makes a generic pointer into shared memory",
+                      by_symbol["S2R SR_SWINHI in k_generic(float*, int)"])
+        self.assertEqual(by_symbol["SHARED:1280 in k_static(float*)"],
+                         "declares 256 bytes of static shared memory (__shared__) in kernel "
+                         "k_static(float*) (cuobjdump -res-usage: SHARED:1280): this lab does "
+                         "not allow shared memory")
+        # k_plain shows SHARED:1024 beside them (the reserved kilobyte) and uses none: no finding
+        self.assertFalse(any("k_plain" in v.symbol for v in found))
+
+    def test_canned_padding_that_never_runs_passes(self):
+        # cp.async comes with `@!PT LDS RZ, [RZ]` padding before it; the LDS found is the real
+        # one after it (at 0x150), and a kernel with only the padding would pass
+        text = self.canned("shared_memory")
+        self.assertIn("@!PT LDS RZ, [RZ]", text)
+        with mock.patch.object(device, "_read_sass", return_value=(
+                "\t\tFunction : _Z3padv\n"
+                "        /*00d0*/              @!PT LDS RZ, [RZ] ;\n"
+                "        /*00e0*/                   EXIT ;\n")), \
+                mock.patch.object(demangle, "names", return_value={}):
+            self.assertEqual(device._read_device_code(Path("x.o"), ("shared_memory",)), [])
+
+    def test_canned_without_the_family_nothing_is_found(self):
+        self.assertEqual(self.findings("shared_memory", ("tensor_cores", "low_precision")), [])
 
 
 class CuobjdumpLookupTest(unittest.TestCase):
