@@ -41,6 +41,10 @@ that was built and checked on a machine without a GPU (outcome no_gpu) is listed
 on a GPU, and graded by the next run (on a GPU); the batch then exits 3 unless something
 failed. Anything else (the grader crashed or was killed, timed out, or an error of the harness)
 is listed as failed (exit 1) and tried again by the next run.
+
+Seeds: each grader process draws its labs' seeds afresh (grader/seeds.py), so a resumed batch
+keeps what it graded (a correct submission passes every draw) and each results file records
+its seeds; --seed N forces them all, and is part of every submission's key.
 """
 
 from __future__ import annotations
@@ -68,7 +72,9 @@ REPO = Path(__file__).resolve().parent.parent
 FINAL = ("graded", "build_failed", "rejected", "bad_files")
 NO_GPU = "no_gpu"   # built and checked, not graded: no GPU here; graded again by the next run
 NOT_ON_A_GPU = "built and checked, NOT GRADED ON A GPU"
-STATE_VERSION = 1
+# 2: seeds drawn afresh for every grading (no longer derived from the files and a secret):
+# a batch resumed across that change grades every submission again rather than mix them.
+STATE_VERSION = 2
 # A test hook: a command run instead of `python3 -m grader grade` (shlex-split; it gets the
 # same arguments). The batch's own tests and the Slurm recipe's test use a fake grader here.
 GRADER_ENV = "LABS_BATCH_GRADER"
@@ -487,8 +493,7 @@ class Options:
     jobs: int
     gpus: list
     build_jobs: int
-    seed: int | None = None
-    secret_file: Path | None = None
+    seed: int | None = None          # every grading's seeds forced (a replay); None: drawn
     no_performance: bool = False
     no_sanitize: bool = False
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -496,14 +501,12 @@ class Options:
     lock_dir: Path = Path(os.environ.get(LOCK_DIR_ENV, tempfile.gettempdir()))
 
     def key_options(self) -> dict:
-        """The options that change a grade, for the content key."""
-        secret = None
-        if self.secret_file is not None:
-            try:
-                secret = hashlib.sha256(Path(self.secret_file).read_bytes()).hexdigest()
-            except OSError:
-                secret = "unreadable"
-        return {"labs": sorted(self.labs), "seed": self.seed, "secret": secret,
+        """The options that change a grade, for the content key. `seed`: the forced seed, or
+        None: every grading draws its own (grader/seeds.py), so a resumed batch keeps the
+        results of submissions graded with drawn seeds (a correct submission passes every
+        draw) and grades the rest the same way; a batch with --seed N, or another N, grades
+        every submission again."""
+        return {"labs": sorted(self.labs), "seed": self.seed,
                 "no_performance": self.no_performance, "no_sanitize": self.no_sanitize}
 
 
@@ -670,7 +673,7 @@ def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layou
         pass
     cmd = grader_command() + grade_args.argv(grade_args.GradeArgs(
         labs=tuple(opts.labs), submission=sub.labs_dir, output=tmp, build_dir=slot,
-        jobs=opts.build_jobs, seed=opts.seed, secret_file=opts.secret_file,
+        jobs=opts.build_jobs, seed=opts.seed,
         performance=not opts.no_performance, sanitize=not opts.no_sanitize, quiet=True))
     env = dict(os.environ)
     env["LABS_GPU_LOCK"] = str(gpu_lock_path(gpu, opts.lock_dir))

@@ -173,6 +173,41 @@ class DiscoverAndKeyTest(BatchTestCase):
         self.assertNotEqual(changed, batch.content_key(sub, configs, opts))
 
 
+class SeedOptionsTest(BatchTestCase):
+    """Seeds are drawn by each grader; --seed N is passed on and keys the results; a secret is
+    accepted with a notice, never passed on and never part of the key."""
+
+    def argv_of(self, name: str) -> list:
+        return [c["argv"] for c in self.e.read(self.e.calls) if c["sub"] == name][-1]
+
+    def test_no_seed_then_a_forced_one(self):
+        make_sub(self.e.subs, "alice")
+        secret = self.e.tmp / "secret"
+        secret.write_text("k3y")
+        proc = self.e.run("--gpus", "0", "--secret-file", str(secret))
+        self.assertRan(proc)
+        self.assertIn("grader: notice: --secret-file: no longer used (ignored)", proc.stderr)
+        argv = self.argv_of("alice")
+        self.assertFalse([a for a in argv if a.startswith(("--seed", "--secret-file"))], argv)
+        # without --seed, the same batch resumes (the drawn seeds are each grading's own)
+        self.assertRan(self.e.run("--gpus", "0"))
+        self.assertEqual(len(self.e.called()), 1)
+        # a forced seed grades again, with it
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "77"))
+        self.assertEqual(len(self.e.called()), 2)
+        self.assertIn("--seed=77", self.argv_of("alice"))
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "77"))
+        self.assertEqual(len(self.e.called()), 2)
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "78"))
+        self.assertEqual(len(self.e.called()), 3)
+
+    def test_key_options_hold_no_secret(self):
+        opts = batch.Options(labs=[LAB1], configs=[], jobs=1, gpus=[None], build_jobs=1)
+        self.assertEqual(opts.key_options(), {"labs": [LAB1], "seed": None,
+                                              "no_performance": False, "no_sanitize": False})
+        self.assertFalse(hasattr(opts, "secret_file"))
+
+
 class ResumeTest(BatchTestCase):
     def test_grades_all_then_skips_done_and_regrades_changed(self):
         for name in ("alice", "bob", "carol", "dave"):
