@@ -1129,6 +1129,36 @@ class CliTest(TempDirTest):
         self.assertUsageError(["grade", "--submission", "/nonexistent"],
                               "--submission: /nonexistent does not exist")
 
+    def test_submission_that_is_a_symbolic_link(self):
+        solutions = self.tmp / "opt" / "solutions"
+        (solutions / LAB).mkdir(parents=True)
+        (solutions / LAB / "matmul.cu").write_text(f"// {SECRET_TEXT}\n")
+        repo = self.tmp / "alice"
+        repo.mkdir()
+        (repo / "labs").symlink_to(solutions)
+        err = self.assertUsageError(["grade", "--submission", str(repo / "labs"), LAB],
+                                    f"--submission: {repo / 'labs'} is a symbolic link: refused")
+        self.assertNotIn(str(solutions), err)       # where it points is not even shown
+
+    def test_lab_folder_that_is_a_symbolic_link_is_bad_files(self):
+        # the lab folders below the submission are refused when staged (bad_files, exit 2)
+        sub = self.tmp / "sub"
+        sub.mkdir()
+        solutions = self.tmp / "solutions"
+        (solutions / LAB).mkdir(parents=True)
+        (solutions / LAB / "matmul.cu").write_text(f"// {SECRET_TEXT}\n")
+        (sub / LAB).symlink_to(solutions / LAB)
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(sub, LAB, ("matmul.cu",), self.tmp / "stage")
+        self.assertIn("is a symbolic link, not a folder: refused", cm.exception.message)
+        # and the submission folder itself, should it become a link after the check
+        link = self.tmp / "link"
+        link.symlink_to(solutions)
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(link, LAB, ("matmul.cu",), self.tmp / "stage")
+        self.assertIn("it is a symbolic link: refused", cm.exception.message)
+        self.assertFalse((self.tmp / "stage").exists())
+
     def test_submission_that_is_a_file(self):
         with tempfile.NamedTemporaryFile() as f:
             self.assertUsageError(["grade", "--submission", f.name], "is a file, not a folder",
