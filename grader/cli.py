@@ -106,8 +106,9 @@ def _batch_parsers(sub) -> None:
                                    "reports) over every submission graded into OUT, e.g. by "
                                    "the tasks of a Slurm array; lists those that failed and, "
                                    "with --submissions, those never graded. Exit 0 when every "
-                                   "submission has a final result, 3 when the others were only "
-                                   "built and checked without a GPU, 1 otherwise.")
+                                   "submission has a final result, 2 when some were refused (a "
+                                   "symbolic link), 3 when the others were only built and "
+                                   "checked without a GPU, 1 otherwise.")
     m.add_argument("output", type=Path, metavar="OUT", help="the batch's folder")
     m.add_argument("--submissions", type=Path, metavar="SUBMISSIONS",
                    help="the submissions folder: every submission in it gets a row")
@@ -407,13 +408,17 @@ def cmd_batch(args) -> int:
     batch.atomic_write(layout.out / name, json.dumps(summary, indent=2) + "\n")
     rate = summary["per_hour"]
     no_gpu = summary["no_gpu"]
+    refused = summary["refused"]
     print(f"batch: {summary['graded']} graded, {len(summary['failed'])} failed, "
+          + (f"{len(refused)} refused, " if refused else "")
           + (f"{len(no_gpu)} not graded on a GPU, " if no_gpu else "")
           + f"{summary['skipped']} already done, in {summary['wall_s']:.0f} s"
           + (f": {rate:g} submissions per hour" if rate else ""))
     for f in summary["failed"]:
         print(f"batch: FAILED {f['name']}: {f['outcome']}: {f['reason']} (log: "
               f"{layout.out / f['log']})")
+    for f in refused:
+        print(f"batch: REFUSED {f['name']}: {f['reason']}")
     for f in no_gpu:    # reason: "built and checked, NOT GRADED ON A GPU (no CUDA GPU: ...)"
         print(f"batch: {f['name']}: {f['reason']}")
     if no_gpu:
@@ -425,6 +430,8 @@ def cmd_batch(args) -> int:
               + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
     if summary["failed"]:
         return EXIT_INTERNAL
+    if refused:
+        return EXIT_USAGE
     return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 
@@ -445,6 +452,8 @@ def cmd_batch_merge(args) -> int:
     for name in failed:
         st = states.get(name, {})
         print(f"batch-merge: FAILED {name}: {st.get('outcome')}: {st.get('reason')}")
+    for name in merged["refused"]:
+        print(f"batch-merge: REFUSED {name}: {states[name].get('reason')}")
     for name in no_gpu:
         print(f"batch-merge: {name}: {states[name].get('reason')}")
     for name in merged["missing"]:
@@ -452,6 +461,8 @@ def cmd_batch_merge(args) -> int:
               f"not run or did not finish?)")
     if failed or merged["missing"]:
         return EXIT_INTERNAL
+    if merged["refused"]:
+        return EXIT_USAGE
     return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 
