@@ -36,8 +36,24 @@ def lab_configs(words=()) -> list:
     return [config.load_lab_config(LABS, lab) for lab in config.resolve_labs(LABS, list(words))]
 
 
+LINK_REFUSED = ("refused: a link could point at someone else's work or at the solutions, "
+                "so links are not followed; grade the folder itself")
+
+
+def submission_path(submission) -> Path:
+    """The submission folder as named, made absolute without resolving anything: a symbolic
+    link on the way is never followed here, so check_submission_dir can refuse it. ('..' and
+    '.' are folded into the name, as the name reads.)"""
+    return Path(os.path.abspath(submission))
+
+
 def check_submission_dir(submission: Path) -> None:
-    """A submission is the folder that holds the lab folders (shaped like labs/)."""
+    """A submission is the folder that holds the lab folders (shaped like labs/), and not a
+    symbolic link: a committed `labs -> /opt/cuda-labs/solutions` would otherwise be graded as
+    the student's own work. (The lab folders and files in it are refused if they are links
+    when they are staged: grader/build.py.)"""
+    if os.path.islink(submission):
+        raise GraderError(f"--submission: {submission} is a symbolic link: {LINK_REFUSED}")
     if submission.is_dir():
         return
     if not os.path.lexists(submission):
@@ -68,10 +84,13 @@ def grade(submission: Path | None = None, labs=(), options: GradeOptions = Grade
     `build_dir`. progress(line) hears what is being done, notice(line) a wait for another
     grading of the same build folder (grader/grade.py, grade()).
 
+    The submission folder may not be a symbolic link, nor may the lab folders and files in it
+    (GraderError, exit 2; bad_files for a lab): the path is never resolved.
+
     Returns the GradeResult, whatever the submission did (its status and exit_code say it).
     Raises GraderError on a mistake in what was asked, setup.SetupError when what the build
     needs is missing, grade.GradeCrashed (carrying the result so far) on a grader bug."""
-    submission = LABS if submission is None else Path(submission).resolve()
+    submission = LABS if submission is None else submission_path(submission)
     check_submission_dir(submission)
     configs = lab_configs(labs)
     if not configs:

@@ -39,8 +39,15 @@ What is written under OUT:
 Final outcomes (not graded again): graded, build_failed, rejected, bad_files. A submission
 that was built and checked on a machine without a GPU (outcome no_gpu) is listed as not graded
 on a GPU, and graded by the next run (on a GPU); the batch then exits 3 unless something
+failed. A submission folder that is a symbolic link, or whose labs/ is one, is not graded
+(outcome refused: a link could point at someone else's work or at the solutions): listed as
+REFUSED with a 0 row, checked again by every run; the batch then exits 2 unless something
 failed. Anything else (the grader crashed or was killed, timed out, or an error of the harness)
 is listed as failed (exit 1) and tried again by the next run.
+
+Seeds: each grader process draws its labs' seeds afresh (grader/seeds.py), so a resumed batch
+keeps what it graded (a correct submission passes every draw) and each results file records
+its seeds; --seed N forces them all, and is part of every submission's key.
 """
 
 from __future__ import annotations
@@ -66,9 +73,17 @@ from grader.errors import GraderError
 REPO = Path(__file__).resolve().parent.parent
 
 FINAL = ("graded", "build_failed", "rejected", "bad_files")
+# The submission folder, or its labs/ folder, is a symbolic link: not graded (a link could point
+# at someone else's work or at the solutions), 0 points, the batch exits 2. Checked again by
+# every run, never taken as done: a fixed submission is graded by the next run.
+REFUSED = "refused"
+LINK_REFUSED = ("is a symbolic link: refused (a link could point at someone else's work or at "
+                "the solutions, so links are not followed); put the folder itself there")
 NO_GPU = "no_gpu"   # built and checked, not graded: no GPU here; graded again by the next run
 NOT_ON_A_GPU = "built and checked, NOT GRADED ON A GPU"
-STATE_VERSION = 1
+# 2: seeds drawn afresh for every grading (no longer derived from the files and a secret):
+# a batch resumed across that change grades every submission again rather than mix them.
+STATE_VERSION = 2
 # A test hook: a command run instead of `python3 -m grader grade` (shlex-split; it gets the
 # same arguments). The batch's own tests and the Slurm recipe's test use a fake grader here.
 GRADER_ENV = "LABS_BATCH_GRADER"
@@ -85,6 +100,7 @@ class Submission:
     name: str        # the folder's name; names the files under OUT
     root: Path       # the folder
     labs_dir: Path   # what `grade --submission` gets: <root>/labs, or <root> itself
+    refused: str = ""   # why it is not graded (REFUSED: a link), else ""
 
     @property
     def label(self) -> str:
@@ -92,23 +108,35 @@ class Submission:
 
 
 def discover(folder: Path) -> list:
-    """Every submission folder of `folder`, sorted by name. Hidden entries (.git, .DS_Store),
-    plain files and symbolic links are skipped (a link could point at another student's
-    work); a name that cannot name a file safely is an error, as it would be in the CSV."""
+    """Every submission folder of `folder`, sorted by name. Hidden entries (.git, .DS_Store)
+    and plain files are skipped. A symbolic link to a folder in `folder`, or a submission whose
+    labs/ is a link, is a submission refused (`refused` says why; REFUSED): never followed, as
+    it could point at another student's work or at the solutions, nor skipped silently. (Its lab
+    folders and files are the grader's to refuse: grader/build.py.) A name that cannot name a
+    file safely is an error, as it would be in the CSV."""
     folder = Path(folder)
     if not folder.is_dir():
         raise GraderError(f"the submissions folder {folder} does not exist or is not a folder")
     subs, bad = [], []
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name.startswith(".") or entry.is_symlink() or not entry.is_dir():
+        if entry.name.startswith("."):
+            continue
+        link = entry.is_symlink()
+        if not entry.is_dir():       # a file, or a link to one or to nothing: not a submission
             continue
         if not _NAME_OK.fullmatch(entry.name):
             bad.append(entry.name)
             continue
         root = Path(entry.path)
         labs = root / "labs"
-        subs.append(Submission(entry.name, root,
-                               labs if labs.is_dir() and not labs.is_symlink() else root))
+        if link:
+            subs.append(Submission(entry.name, root, root,
+                                   refused=f"the submission folder {root} {LINK_REFUSED}"))
+        elif labs.is_symlink():
+            subs.append(Submission(entry.name, root, labs,
+                                   refused=f"its labs folder {labs} {LINK_REFUSED}"))
+        else:
+            subs.append(Submission(entry.name, root, labs if labs.is_dir() else root))
     if bad:
         raise GraderError(f"submission folder names must be letters, digits and ._@+- "
                           f"(starting with a letter or digit), at most 128 characters; "
@@ -145,6 +173,9 @@ def content_key(sub: Submission, configs: list, options: dict) -> str:
             path = sub.labs_dir / cfg.name / name
             h.update(f"\0{cfg.name}/{name}\0".encode())
             try:
+                if path.parent.is_symlink():     # never read through it (the grader refuses it)
+                    h.update(b"in a linked folder")
+                    continue
                 if path.is_symlink() or not path.is_file():
                     h.update(b"not a plain file" if path.exists() or path.is_symlink()
                              else b"missing")
@@ -487,8 +518,7 @@ class Options:
     jobs: int
     gpus: list
     build_jobs: int
-    seed: int | None = None
-    secret_file: Path | None = None
+    seed: int | None = None          # every grading's seeds forced (a replay); None: drawn
     no_performance: bool = False
     no_sanitize: bool = False
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -496,14 +526,12 @@ class Options:
     lock_dir: Path = Path(os.environ.get(LOCK_DIR_ENV, tempfile.gettempdir()))
 
     def key_options(self) -> dict:
-        """The options that change a grade, for the content key."""
-        secret = None
-        if self.secret_file is not None:
-            try:
-                secret = hashlib.sha256(Path(self.secret_file).read_bytes()).hexdigest()
-            except OSError:
-                secret = "unreadable"
-        return {"labs": sorted(self.labs), "seed": self.seed, "secret": secret,
+        """The options that change a grade, for the content key. `seed`: the forced seed, or
+        None: every grading draws its own (grader/seeds.py), so a resumed batch keeps the
+        results of submissions graded with drawn seeds (a correct submission passes every
+        draw) and grades the rest the same way; a batch with --seed N, or another N, grades
+        every submission again."""
+        return {"labs": sorted(self.labs), "seed": self.seed,
                 "no_performance": self.no_performance, "no_sanitize": self.no_sanitize}
 
 
@@ -573,12 +601,17 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
               total_in_folder: int | None = None) -> dict:
     """Grades every submission of `subs` not already done; returns the summary (also written
     to summary.json by the callers). Raises Interrupted after stopping every grader cleanly on
-    SIGINT or SIGTERM (what was finished is kept)."""
+    SIGINT or SIGTERM (what was finished is kept). A submission refused by discover (a link)
+    is not graded: its state says why (outcome REFUSED), and the summary lists it."""
     layout.make()
+    refused = [refuse(s, layout) for s in subs if s.refused]
+    subs = [s for s in subs if not s.refused]
     keys = {s.name: content_key(s, opts.configs, opts.key_options()) for s in subs}
     todo = [s for s in subs if not layout.is_done(s.name, keys[s.name])]
     skipped = len(subs) - len(todo)
     progress = progress or Progress(len(subs), skipped)
+    for row in refused:
+        progress.note(f"REFUSED {row['name']}: {row['reason']}")
     if skipped:
         progress.note(f"{skipped} of {len(subs)} submissions already graded (unchanged): "
                       f"skipped")
@@ -637,7 +670,10 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
         progress.close()
     wall = time.monotonic() - t0
     graded_here = len(finished) + len(failed) + len(no_gpu)
-    return {"submissions": len(subs), "skipped": skipped, "graded": len(finished),
+    return {"submissions": len(subs) + len(refused), "skipped": skipped,
+            "graded": len(finished),
+            # not graded, 0 points: a link (the batch exits 2)
+            "refused": [{"name": f["name"], "reason": f["reason"]} for f in refused],
             "failed": [{"name": f["name"], "outcome": f["outcome"], "reason": f["reason"],
                         "log": f["log"]} for f in failed],
             # built and checked without a GPU: graded by the next run on a GPU machine
@@ -647,6 +683,20 @@ def run_batch(subs: list, layout: Layout, opts: Options, progress: Progress | No
             "per_hour": round(graded_here / wall * 3600, 1) if graded_here and wall > 0 else None,
             "gpus": [g for g in opts.gpus], "jobs": opts.jobs,
             "total_in_folder": total_in_folder}
+
+
+def refuse(sub: Submission, layout: Layout) -> dict:
+    """The state of a submission that is not graded (sub.refused says why): outcome REFUSED,
+    and no results file, an earlier grading's included (it is not this submission's)."""
+    row = {"name": sub.name, "key": "", "outcome": REFUSED, "reason": sub.refused, "rc": None,
+           "points": "", "seconds": 0.0, "gpu": None, "submission": str(sub.root),
+           "log": None, "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    try:
+        layout.result(sub.name).unlink()
+    except FileNotFoundError:
+        pass
+    atomic_write(layout.state_file(sub.name), json.dumps(row, indent=2) + "\n")
+    return row
 
 
 def _describe(row: dict) -> str:
@@ -670,7 +720,7 @@ def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layou
         pass
     cmd = grader_command() + grade_args.argv(grade_args.GradeArgs(
         labs=tuple(opts.labs), submission=sub.labs_dir, output=tmp, build_dir=slot,
-        jobs=opts.build_jobs, seed=opts.seed, secret_file=opts.secret_file,
+        jobs=opts.build_jobs, seed=opts.seed,
         performance=not opts.no_performance, sanitize=not opts.no_sanitize, quiet=True))
     env = dict(os.environ)
     env["LABS_GPU_LOCK"] = str(gpu_lock_path(gpu, opts.lock_dir))
@@ -733,24 +783,27 @@ def merge(layout: Layout, names: list | None = None, csv_path: Path | None = Non
           class_page: Path | None = None, stream=None) -> dict:
     """The gradebook (and the class page, where matplotlib is) over every submission of
     `names` (default: every state file under OUT), in name order. Returns {'rows', 'missing',
-    'failed', 'class_page'}."""
+    'failed', 'refused', 'class_page'}: a refused submission (REFUSED: a link) has a 0 row and
+    the reason."""
     from grader import reports
     stream = stream or sys.stdout
     states = layout.all_states()
     names = sorted(states) if names is None else sorted(names)
-    named, graded, missing, failed = [], [], [], []
+    named, graded, missing, failed, refused = [], [], [], [], []
     for name in names:
         st = states.get(name)
         path = layout.result(name)
         result = None
-        if st is not None and path.is_file():
+        if st is not None and st.get("outcome") == REFUSED:
+            refused.append(name)
+        elif st is not None and path.is_file():
             try:
                 result = reports.load_results(path)
             except GraderError as e:
                 st = dict(st, outcome="error", reason=e.message)
         if st is None:
             missing.append(name)
-        elif st.get("outcome") not in FINAL:
+        elif st.get("outcome") not in (*FINAL, REFUSED):
             failed.append(name)
         if result is None:
             result = failed_result(name, st)
@@ -769,4 +822,4 @@ def merge(layout: Layout, names: list | None = None, csv_path: Path | None = Non
             print(f"batch: the class page was not written: {why[-500:]}", file=stream)
             page = None
     return {"rows": len(named), "csv": str(csv_path), "class_page": str(page) if page else None,
-            "missing": missing, "failed": failed}
+            "missing": missing, "failed": failed, "refused": refused}

@@ -169,15 +169,20 @@ def stage_submission(submission: Path, lab: str, files: tuple, stage_dir: Path,
     src_dir = submission / lab
     cap = max_file_kib * 1024
     try:
-        root_fd = os.open(submission, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        # O_NOFOLLOW: the folder itself may not be a link either (api.check_submission_dir
+        # refuses one before; this holds should it have become one since)
+        root_fd = os.open(submission, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as e:
+        why = ("it is a symbolic link: refused (links are not followed)"
+               if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(submission)
+               else os.strerror(e.errno))
         raise BadFilesError(f"{lab}: cannot open the submission folder {submission}: "
-                            f"{os.strerror(e.errno)}") from None
+                            f"{why}") from None
     try:
         lab_fd = _open_lab_dir(root_fd, lab, str(src_dir))
         if lab_fd is None:
             hint = ""
-            if (submission / "labs" / lab).is_dir():
+            if (submission / "labs" / lab).is_dir() and not (submission / "labs").is_symlink():
                 hint = (f"; {submission} looks like a repository root: the submission is its "
                         f"labs/ folder (--submission {submission / 'labs'})")
             raise BadFilesError(f"{lab}: the submission has no {', '.join(files)} "

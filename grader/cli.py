@@ -20,7 +20,7 @@ from grader import __version__, grade_args
 from grader.course import load_course
 from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
 from grader.grade_args import flag, jobs_arg, seconds_arg, seed_arg
-from grader.seeds import secret_from_env
+from grader.seeds import secret_notice
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -92,7 +92,8 @@ def _batch_parsers(sub) -> None:
                    help="grade only shard I of N (0 <= I < N: every N-th submission in name "
                         "order, from the I-th); the gradebook is then left to batch-merge")
     b.add_argument("--seed", type=seed_arg, metavar="N", help="as for grade")
-    b.add_argument("--secret-file", type=Path, metavar="PATH", help="as for grade")
+    b.add_argument("--secret-file", type=Path, metavar="PATH",
+                   help=argparse.SUPPRESS)   # no longer used: a notice (grader/seeds.py)
     b.add_argument("--no-performance", action="store_true", help="as for grade")
     b.add_argument("--no-sanitize", action="store_true", help="as for grade")
     b.add_argument("--timeout", type=seconds_arg, metavar="S",
@@ -105,8 +106,9 @@ def _batch_parsers(sub) -> None:
                                    "reports) over every submission graded into OUT, e.g. by "
                                    "the tasks of a Slurm array; lists those that failed and, "
                                    "with --submissions, those never graded. Exit 0 when every "
-                                   "submission has a final result, 3 when the others were only "
-                                   "built and checked without a GPU, 1 otherwise.")
+                                   "submission has a final result, 2 when some were refused (a "
+                                   "symbolic link), 3 when the others were only built and "
+                                   "checked without a GPU, 1 otherwise.")
     m.add_argument("output", type=Path, metavar="OUT", help="the batch's folder")
     m.add_argument("--submissions", type=Path, metavar="SUBMISSIONS",
                    help="the submissions folder: every submission in it gets a row")
@@ -260,15 +262,12 @@ def write_output(path: Path, text: str) -> None:
         raise GraderError(f"cannot write the results to {path}: {e.strerror}") from None
 
 
-def read_secret(path: Path | None) -> bytes:
-    if path is None:
-        return secret_from_env()
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise GraderError(f"--secret-file: {path} is not a regular file")
-        return path.read_bytes()
-    except OSError as e:
-        raise GraderError(f"--secret-file: cannot read {path}: {e.strerror}") from None
+def say_secret_unused(secret_file: Path | None) -> None:
+    """One line on standard error for an instructor who still names a secret: seeds are drawn
+    from the system's entropy now, and a secret is accepted but not used (grader/seeds.py)."""
+    notice = secret_notice(secret_file)
+    if notice:
+        print(f"grader: notice: {notice}", file=sys.stderr, flush=True)
 
 
 def cmd_grade(args: grade_args.GradeArgs) -> int:
@@ -282,7 +281,8 @@ def _grade(args: grade_args.GradeArgs, written: list) -> int:
     output = check_output_path(args.output)
     targets = report_targets(args, grade_args.REPORTS,
                              taken={output: "the results JSON (--output)"})
-    options = args.options(read_secret(args.secret_file))
+    say_secret_unused(args.secret_file)
+    options = args.options()
     course = load_course(REPO)
 
     def notice(msg: str) -> None:
@@ -384,12 +384,10 @@ def cmd_batch(args) -> int:
     except ValueError as e:
         raise GraderError(str(e)) from None
     jobs = args.jobs or batch.default_jobs(gpus)
-    if args.secret_file is not None:
-        read_secret(args.secret_file)   # readable, or the error now rather than per submission
+    say_secret_unused(args.secret_file)
     opts = batch.Options(labs=labs, configs=configs, jobs=jobs, gpus=gpus,
                          build_jobs=args.build_jobs or max(1, (os.cpu_count() or 1) // jobs),
                          seed=args.seed,
-                         secret_file=args.secret_file.resolve() if args.secret_file else None,
                          no_performance=args.no_performance, no_sanitize=args.no_sanitize,
                          timeout_s=args.timeout or batch.DEFAULT_TIMEOUT_S)
     if args.build_root is not None:
@@ -410,13 +408,17 @@ def cmd_batch(args) -> int:
     batch.atomic_write(layout.out / name, json.dumps(summary, indent=2) + "\n")
     rate = summary["per_hour"]
     no_gpu = summary["no_gpu"]
+    refused = summary["refused"]
     print(f"batch: {summary['graded']} graded, {len(summary['failed'])} failed, "
+          + (f"{len(refused)} refused, " if refused else "")
           + (f"{len(no_gpu)} not graded on a GPU, " if no_gpu else "")
           + f"{summary['skipped']} already done, in {summary['wall_s']:.0f} s"
           + (f": {rate:g} submissions per hour" if rate else ""))
     for f in summary["failed"]:
         print(f"batch: FAILED {f['name']}: {f['outcome']}: {f['reason']} (log: "
               f"{layout.out / f['log']})")
+    for f in refused:
+        print(f"batch: REFUSED {f['name']}: {f['reason']}")
     for f in no_gpu:    # reason: "built and checked, NOT GRADED ON A GPU (no CUDA GPU: ...)"
         print(f"batch: {f['name']}: {f['reason']}")
     if no_gpu:
@@ -428,6 +430,8 @@ def cmd_batch(args) -> int:
               + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
     if summary["failed"]:
         return EXIT_INTERNAL
+    if refused:
+        return EXIT_USAGE
     return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 
@@ -448,6 +452,8 @@ def cmd_batch_merge(args) -> int:
     for name in failed:
         st = states.get(name, {})
         print(f"batch-merge: FAILED {name}: {st.get('outcome')}: {st.get('reason')}")
+    for name in merged["refused"]:
+        print(f"batch-merge: REFUSED {name}: {states[name].get('reason')}")
     for name in no_gpu:
         print(f"batch-merge: {name}: {states[name].get('reason')}")
     for name in merged["missing"]:
@@ -455,6 +461,8 @@ def cmd_batch_merge(args) -> int:
               f"not run or did not finish?)")
     if failed or merged["missing"]:
         return EXIT_INTERNAL
+    if merged["refused"]:
+        return EXIT_USAGE
     return EXIT_NO_GPU if no_gpu else EXIT_OK
 
 

@@ -84,8 +84,8 @@ def probe_gpu(binary: Path) -> dict:
 class GradeOptions:
     """How one grading runs, beside what it grades and where it builds: the `grade` command's
     options that change a grading (grader/grade_args.py has the command line's own)."""
-    seed: int | None = None       # every lab's base seed; None: derived per lab (grader/seeds.py)
-    secret: bytes = b""           # mixed into the derived seeds (--secret-file)
+    seed: int | None = None       # every lab's base seed (a replay); None: drawn per lab, fresh
+                                  # from the system's entropy (grader/seeds.py)
     jobs: int | None = None       # parallel build jobs; None: the build tool's default
     performance: bool = True      # run the benchmarks (--no-performance: False)
     sanitize: bool = True         # re-run failing calls under memcheck (--no-sanitize: False)
@@ -101,8 +101,10 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
           notice=None) -> GradeResult:
     """Grades `configs`' labs of `submission`, the LabConfig of each (grader/config.py; the
     grader's API, grader/api.py, takes lab names and folders and calls this). `options.seed`
-    forces every lab's base seed; without it each lab's is derived from `options.secret`, the
-    lab and its files (grader/seeds.py).
+    forces every lab's base seed (a replay); without it each lab's is drawn afresh from the
+    system's entropy, in this process, after the build, right before its tests run
+    (grader/seeds.py): written nowhere the build or the student's code can read, it reaches
+    the judges on their standard input only, and is recorded in the lab's result.
 
     One grading at a time per build folder (gpulock.build_lock, held from staging the files to
     the end): another grader's grading there makes this one wait, after notice(one line saying
@@ -217,8 +219,7 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             # the report names the lab already
             lab.status, lab.message = "bad_files", e.message.removeprefix(f"{cfg.name}: ")
             continue
-        lab.seed = seed if seed is not None else seeds.derive_seed(options.secret, cfg.name,
-                                                                   lab.files.values())
+        lab.seed = seed     # a forced seed is known from the start; a drawn one: _draw_seeds
         staged.append((cfg, lab))
     if not staged:
         return
@@ -296,6 +297,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         if options.test_timeout_s is not None:
             built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
                      for cfg, lab, lab_paths in built]
+        if seed is None:
+            _draw_seeds(built)
 
         def tests_of(item) -> bool:
             cfg, lab, lab_paths = item
@@ -314,6 +317,15 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             return contextlib.nullcontext()
 
         tests_then_benchmarks(built, tests_of, score, options.labs_at_once, hold_for_benchmarks)
+
+
+def _draw_seeds(built: list) -> None:
+    """Each lab about to be tested gets a base seed of its own, fresh from the system's entropy
+    (grader/seeds.py). Drawn here, after every build and check and right before the judges run,
+    and kept in this process's memory only (the lab's result, written at the end; the judges'
+    standard input): nothing built or staged before can have known it."""
+    for _, lab, _ in built:
+        lab.seed = seeds.draw_seed()
 
 
 def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None,

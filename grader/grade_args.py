@@ -19,7 +19,7 @@ import math
 import re
 from pathlib import Path
 
-from grader.seeds import MAX_SEED, SECRET_ENV
+from grader.seeds import MAX_SEED
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = Path("grade-results.json")
@@ -88,7 +88,7 @@ class GradeArgs:
     solutions: bool = False               # grade solutions/ (not with `submission`)
     output: Path = DEFAULT_OUTPUT         # the results JSON
     seed: int | None = None
-    secret_file: Path | None = None       # None: $LABS_GRADER_SECRET (grader/seeds.py)
+    secret_file: Path | None = None       # accepted, unused: a notice says so (grader/seeds.py)
     build_dir: Path = DEFAULT_BUILD_DIR
     jobs: int | None = None
     performance: bool = True
@@ -106,10 +106,10 @@ class GradeArgs:
         """{format: path} of the report files asked for."""
         return {fmt: getattr(self, fmt) for fmt in REPORTS if getattr(self, fmt) is not None}
 
-    def options(self, secret: bytes = b"") -> "GradeOptions":
-        """The grading's options (grader/grade.py), given the secret read from secret_file."""
+    def options(self) -> "GradeOptions":
+        """The grading's options (grader/grade.py)."""
         from grader.grade import GradeOptions   # the pipeline: not for `--help` and `list`
-        return GradeOptions(seed=self.seed, secret=secret, jobs=self.jobs,
+        return GradeOptions(seed=self.seed, jobs=self.jobs,
                             performance=self.performance, sanitize=self.sanitize,
                             test_timeout_s=self.test_timeout_s,
                             labs_at_once=self.labs_at_once,
@@ -129,12 +129,13 @@ def add_arguments(g) -> None:
                    help="where to write the JSON results (default: grade-results.json); its "
                         "folder must exist")
     g.add_argument("--seed", type=seed_arg, metavar="N",
-                   help="base seed of the hidden inputs for every lab graded (0 to 2**63-1); "
-                        "default: per lab, derived from the graded files and the secret, "
-                        "recorded in the results: pass a lab's seed to replay it")
-    g.add_argument("--secret-file", type=Path, metavar="PATH",
-                   help=f"instructors: a file whose bytes are mixed into the derived seeds, so "
-                        f"that students cannot compute them (default: ${SECRET_ENV}, if set)")
+                   help="base seed of the hidden inputs for every lab graded (0 to 2**63-1), "
+                        "to replay a grading; default: a fresh seed per lab for every "
+                        "grading, from the system's entropy, recorded in the results: pass a "
+                        "lab's seed to replay it")
+    # No longer used (seeds are drawn from the system's entropy): accepted, so that existing
+    # scripts keep working, with a notice (grader/seeds.py); not in --help.
+    g.add_argument("--secret-file", type=Path, metavar="PATH", help=argparse.SUPPRESS)
     g.add_argument("--build-dir", type=Path, default=DEFAULT_BUILD_DIR,
                    help="build directory (default: build/grade)")
     g.add_argument("--jobs", "-j", type=jobs_arg, default=None, help="parallel build jobs")

@@ -100,7 +100,9 @@ class LabResult:
     points: float = 0.0
     status: str = "graded"   # one of LAB_STATUSES
     message: str = ""
-    seed: int | None = None   # the base seed of this lab's tests and benchmarks
+    # The base seed of this lab's tests and benchmarks (drawn for this grading, or --seed's):
+    # pass it to `grade --seed` to replay them. None: none was used (nothing was run).
+    seed: int | None = None
     files: dict = dataclasses.field(default_factory=dict)      # name -> sha256
     build: BuildResult | None = None
     policy: PolicyReport | None = None

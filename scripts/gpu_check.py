@@ -11,8 +11,9 @@
      for cheats whose right verdict is "no gain" rather than a given band;
   4. with --repeat-check: grade each case marked `repeat = true`, and the solutions of those
      cases' labs, 5 times
-     more without --seed (the grader derives the seed from the files) and require identical
-     scores; report how long one warm grading of the solutions took.
+     more without --seed (each grading draws fresh seeds: a correct submission passes every
+     draw) and require identical scores; report how long one warm grading of the solutions
+     took.
 The CTest suite itself runs separately (scripts/test: cmake --workflow --preset test).
 
   python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--shard K/N] [--workers N]
@@ -466,7 +467,7 @@ def main(argv=None) -> int:
                     help="seconds one test (one worker call) may take in a corpus case")
     ap.add_argument("--repeat-check", action="store_true",
                     help=f"grade the solutions and `repeat = true` cases {REPEATS} more times "
-                         f"without --seed; scores must be identical")
+                         f"without --seed (fresh seeds each time); scores must be identical")
     ap.add_argument("--no-sanitize", action="store_true",
                     help="pass --no-sanitize to the grader for corpus cases (faster)")
     ap.add_argument("--skip-solutions", action="store_true",
@@ -641,7 +642,7 @@ def main(argv=None) -> int:
     ok &= not outlived
     summary += outlived
 
-    # ---- 4. repeat check: same submission, no --seed, identical scores
+    # ---- 4. repeat check: same submission, no --seed (fresh seeds each time), same scores
     repeat_lines = []
     if args.repeat_check:
         def repeat(label: str, grade_once) -> None:

@@ -74,9 +74,12 @@ class GradeArgvTest(unittest.TestCase):
 
     def test_options_of_the_grading(self):
         o = GradeArgs(seed=5, jobs=3, performance=False, test_timeout_s=2.5,
-                      labs_at_once=2).options(b"k")
-        self.assertEqual((o.seed, o.secret, o.jobs, o.performance, o.sanitize, o.test_timeout_s,
-                          o.labs_at_once), (5, b"k", 3, False, True, 2.5, 2))
+                      labs_at_once=2).options()
+        self.assertEqual((o.seed, o.jobs, o.performance, o.sanitize, o.test_timeout_s,
+                          o.labs_at_once), (5, 3, False, True, 2.5, 2))
+        # a secret is no longer part of a grading (seeds are drawn: grader/seeds.py)
+        self.assertNotIn("secret", {f.name for f in dataclasses.fields(o)})
+        self.assertEqual(GradeArgs(secret_file=Path("/etc/s")).options(), GradeArgs().options())
         self.assertFalse(o.unsandboxed_build)
         self.assertTrue(GradeArgs(unsandboxed_build=True).options().unsandboxed_build)
         self.assertIn("--unsandboxed-build", grade_args.argv(GradeArgs(unsandboxed_build=True)))
@@ -102,6 +105,28 @@ class ApiTest(unittest.TestCase):
 
     def test_unknown_lab(self):
         self.assertRefused("unknown lab 'nosuchlab'", self.tmp, ["nosuchlab"])
+
+    def test_submission_that_is_a_link_is_refused(self):
+        # A student's repository with `labs -> /opt/cuda-labs/solutions` committed: graded as
+        # named, never resolved, so refused; the same for a link to a folder of their own.
+        solutions = self.tmp / "solutions"
+        (solutions / "01_naive_matmul").mkdir(parents=True)
+        (solutions / "01_naive_matmul" / "matmul.cu").write_text("// solution\n")
+        repo = self.tmp / "alice"
+        repo.mkdir()
+        (repo / "labs").symlink_to(solutions)
+        for given in (repo / "labs", str(repo / "labs") + "/", str(repo / "labs") + "/."):
+            with self.subTest(given=str(given)):
+                self.assertRefused(f"--submission: {repo / 'labs'} is a symbolic link: refused",
+                                   given, ["01"])
+        # '..' is read as the name reads: alice/labs/.. is alice, not the solutions' parent
+        self.assertEqual(api.submission_path(repo / "labs" / ".."), repo)
+
+    def test_submission_path_is_never_resolved(self):
+        real = self.tmp / "real"
+        real.mkdir()
+        (self.tmp / "link").symlink_to(real)
+        self.assertEqual(api.submission_path(self.tmp / "link"), self.tmp / "link")
 
     def test_lab_configs(self):
         every = api.lab_configs()     # whichever labs there are (a release may have some)

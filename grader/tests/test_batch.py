@@ -136,16 +136,29 @@ class ShardTest(unittest.TestCase):
 
 
 class DiscoverAndKeyTest(BatchTestCase):
-    def test_discover_both_shapes_skips_hidden_links_and_files(self):
+    def test_discover_both_shapes_skips_hidden_and_files_refuses_links(self):
         make_sub(self.e.subs, "alice")
         make_sub(self.e.subs, "bob", repo_shaped=False)
         (self.e.subs / ".git").mkdir()
         (self.e.subs / "notes.txt").write_text("x")
+        os.symlink(self.e.subs / "notes.txt", self.e.subs / "notes-link.txt")   # not a folder
         os.symlink(self.e.subs / "alice", self.e.subs / "mallory")
+        make_sub(self.e.subs, "trudy")
+        solutions = self.e.tmp / "solutions"
+        (solutions / LAB1).mkdir(parents=True)
+        (solutions / LAB1 / "matmul.cu").write_text("// the solution\n")
+        os.rename(self.e.subs / "trudy" / "labs", self.e.tmp / "trudy-labs")
+        os.symlink(solutions, self.e.subs / "trudy" / "labs")
         found = batch.discover(self.e.subs)
-        self.assertEqual([s.name for s in found], ["alice", "bob"])
+        self.assertEqual([s.name for s in found], ["alice", "bob", "mallory", "trudy"])
         self.assertEqual(found[0].labs_dir, self.e.subs / "alice" / "labs")
         self.assertEqual(found[1].labs_dir, self.e.subs / "bob")
+        self.assertEqual((found[0].refused, found[1].refused), ("", ""))
+        self.assertEqual(found[2].refused, f"the submission folder {self.e.subs / 'mallory'} "
+                                           f"{batch.LINK_REFUSED}")
+        self.assertEqual(found[3].refused, f"its labs folder {self.e.subs / 'trudy' / 'labs'} "
+                                           f"{batch.LINK_REFUSED}")
+        self.assertIn("symbolic link: refused", batch.LINK_REFUSED)
 
     def test_discover_refuses_unsafe_names(self):
         (self.e.subs / "bad name;rm").mkdir()
@@ -171,6 +184,121 @@ class DiscoverAndKeyTest(BatchTestCase):
         self.assertNotEqual(key, changed)
         (sub.labs_dir / LAB5 / "reduce.cu").unlink()
         self.assertNotEqual(changed, batch.content_key(sub, configs, opts))
+
+    def test_key_never_reads_through_a_linked_lab_folder(self):
+        make_sub(self.e.subs, "alice")
+        other = make_sub(self.e.tmp, "other")
+        sub = batch.discover(self.e.subs)[0]
+        configs = [load_lab_config(REPO / "labs", LAB1)]
+        (sub.labs_dir / LAB1 / "matmul.cu").unlink()
+        (sub.labs_dir / LAB1).rmdir()
+        os.symlink(other / "labs" / LAB1, sub.labs_dir / LAB1)
+        key = batch.content_key(sub, configs, {})
+        (other / "labs" / LAB1 / "matmul.cu").write_text("changed elsewhere")
+        self.assertEqual(key, batch.content_key(sub, configs, {}))
+
+
+class LinkTest(BatchTestCase):
+    """A submission folder that is a symbolic link, or whose labs/ is one, is refused: not
+    graded (a link could point at the solutions), a 0 row saying why, exit 2; never followed,
+    never taken as done."""
+
+    def setUp(self):
+        super().setUp()
+        make_sub(self.e.subs, "alice", matmul="POINTS=30")
+        solutions = self.e.tmp / "solutions"
+        make_sub(self.e.tmp, "solutions", matmul="POINTS=100", reduce="POINTS=100",
+                 repo_shaped=False)
+        (self.e.subs / "trudy").mkdir()
+        os.symlink(solutions, self.e.subs / "trudy" / "labs")   # committed in the repository
+        os.symlink(self.e.subs / "alice", self.e.subs / "mallory")
+
+    def test_links_are_refused_and_the_rest_graded(self):
+        proc = self.e.run("--gpus", "0")
+        self.assertRan(proc, code=2)
+        self.assertEqual(self.e.called(), ["alice"])          # nothing graded through a link
+        self.assertIn(f"batch: REFUSED mallory: the submission folder "
+                      f"{self.e.subs / 'mallory'} is a symbolic link: refused", proc.stdout)
+        self.assertIn(f"batch: REFUSED trudy: its labs folder {self.e.subs / 'trudy' / 'labs'} "
+                      f"is a symbolic link: refused", proc.stdout)
+        self.assertIn("1 graded, 0 failed, 2 refused", proc.stdout)
+        book = self.e.gradebook()
+        self.assertEqual(sorted(book), ["alice", "mallory", "trudy"])
+        self.assertEqual(float(book["alice"]["total"]), 130)
+        for name in ("mallory", "trudy"):
+            self.assertEqual(float(book[name]["total"]), 0)
+            self.assertFalse((self.e.out / "results" / f"{name}.json").exists())
+            state = json.loads((self.e.out / "state" / f"{name}.json").read_text())
+            self.assertEqual(state["outcome"], batch.REFUSED)
+        summary = json.loads((self.e.out / "summary.json").read_text())
+        self.assertEqual([r["name"] for r in summary["refused"]], ["mallory", "trudy"])
+        self.assertEqual(summary["submissions"], 3)
+
+        # a resume refuses them again (never done), and grades nothing else again
+        again = self.e.run("--gpus", "0")
+        self.assertRan(again, code=2)
+        self.assertEqual(self.e.called(), ["alice"])
+        self.assertIn("batch: REFUSED trudy", again.stdout)
+
+        merged = subprocess.run([sys.executable, "-m", "grader", "batch-merge", str(self.e.out)],
+                                cwd=REPO, capture_output=True, text=True, env=self.e.env())
+        self.assertRan(merged, code=2)
+        self.assertIn("batch-merge: REFUSED trudy: its labs folder", merged.stdout)
+        self.assertNotIn("FAILED", merged.stdout)
+
+        # fixed (the folder itself put there): graded by the next run, an old result dropped
+        (self.e.subs / "trudy" / "labs").unlink()
+        make_sub(self.e.subs, "trudy", matmul="POINTS=1")
+        (self.e.subs / "mallory").unlink()
+        fixed = self.e.run("--gpus", "0")
+        self.assertRan(fixed)
+        self.assertEqual(self.e.called(), ["alice", "trudy"])
+        self.assertEqual(sorted(self.e.gradebook()), ["alice", "trudy"])
+        self.assertEqual(float(self.e.gradebook()["trudy"]["total"]), 101)
+
+    def test_a_submission_turned_into_a_link_loses_its_old_result(self):
+        self.assertRan(self.e.run("--gpus", "0"), code=2)
+        os.rename(self.e.subs / "alice" / "labs", self.e.tmp / "alice-labs")
+        os.symlink(self.e.tmp / "alice-labs", self.e.subs / "alice" / "labs")
+        self.assertRan(self.e.run("--gpus", "0"), code=2)
+        self.assertEqual(self.e.called(), ["alice"])          # not graded again
+        self.assertFalse((self.e.out / "results" / "alice.json").exists())
+        self.assertEqual(float(self.e.gradebook()["alice"]["total"]), 0)
+
+
+class SeedOptionsTest(BatchTestCase):
+    """Seeds are drawn by each grader; --seed N is passed on and keys the results; a secret is
+    accepted with a notice, never passed on and never part of the key."""
+
+    def argv_of(self, name: str) -> list:
+        return [c["argv"] for c in self.e.read(self.e.calls) if c["sub"] == name][-1]
+
+    def test_no_seed_then_a_forced_one(self):
+        make_sub(self.e.subs, "alice")
+        secret = self.e.tmp / "secret"
+        secret.write_text("k3y")
+        proc = self.e.run("--gpus", "0", "--secret-file", str(secret))
+        self.assertRan(proc)
+        self.assertIn("grader: notice: --secret-file: no longer used (ignored)", proc.stderr)
+        argv = self.argv_of("alice")
+        self.assertFalse([a for a in argv if a.startswith(("--seed", "--secret-file"))], argv)
+        # without --seed, the same batch resumes (the drawn seeds are each grading's own)
+        self.assertRan(self.e.run("--gpus", "0"))
+        self.assertEqual(len(self.e.called()), 1)
+        # a forced seed grades again, with it
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "77"))
+        self.assertEqual(len(self.e.called()), 2)
+        self.assertIn("--seed=77", self.argv_of("alice"))
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "77"))
+        self.assertEqual(len(self.e.called()), 2)
+        self.assertRan(self.e.run("--gpus", "0", "--seed", "78"))
+        self.assertEqual(len(self.e.called()), 3)
+
+    def test_key_options_hold_no_secret(self):
+        opts = batch.Options(labs=[LAB1], configs=[], jobs=1, gpus=[None], build_jobs=1)
+        self.assertEqual(opts.key_options(), {"labs": [LAB1], "seed": None,
+                                              "no_performance": False, "no_sanitize": False})
+        self.assertFalse(hasattr(opts, "secret_file"))
 
 
 class ResumeTest(BatchTestCase):

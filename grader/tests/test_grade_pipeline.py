@@ -57,6 +57,11 @@ def tests_all_pass():
             (HID, "MatchesCpuReference/v1_naive_M9_N9_K9", "pass")]
 
 
+def tests_pass_any_seed():
+    """tests_all_pass, the hidden test passing whatever the seed (not only 1234)."""
+    return [(group, name, "pass") for group, name, _ in tests_all_pass()]
+
+
 def benches(ratio=0.03, how="ok", counters=None):
     c = {"ratio": ratio, "ratio_lo": ratio * 0.98, "ratio_hi": ratio * 1.02, "GFLOPS": 3000.0,
          "baseline_GFLOPS": 50000.0}
@@ -547,7 +552,7 @@ class GradeFlowTest(TempDirTest):
         self.policy = fakes.FakePolicy()
 
     def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None,
-                  secret=b"", write_manifest=True, config=None, on_probe=None, on_build=None,
+                  write_manifest=True, config=None, on_probe=None, on_build=None,
                   worker_refused=None, unsandboxed_build=False):
         self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(), benches(0.03), gpu=gpu)
         if not write_manifest:
@@ -585,7 +590,7 @@ class GradeFlowTest(TempDirTest):
                 mock.patch.object(build, "build_targets", build_targets), \
                 mock.patch.object(grade, "probe_gpu", probe_gpu), \
                 fakes.use_policy(self.policy):
-            options = grade.GradeOptions(seed=seed, secret=secret, jobs=2,
+            options = grade.GradeOptions(seed=seed, jobs=2,
                                          test_timeout_s=test_timeout_s,
                                          unsandboxed_build=unsandboxed_build)
             return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
@@ -660,19 +665,90 @@ class GradeFlowTest(TempDirTest):
         self.assertIn("0.0300 [0.0294, 0.0306]", text)
         self.assertNotIn("NOT GRADED ON A GPU", text)
 
-    def test_derived_seed_is_deterministic_and_content_bound(self):
-        a = self.run_grade(seed=None).labs[0].seed
-        b = self.run_grade(seed=None).labs[0].seed
-        self.assertEqual(a, b)
-        self.assertEqual(a, seeds.derive_seed(b"", LAB, [build.sha256(self.student_file)]))
-        self.assertIsNone(self.run_grade(seed=None).seed)
-        with_secret = self.run_grade(seed=None, secret=b"k").labs[0].seed
-        self.assertNotEqual(a, with_secret)
-        self.student_file.write_text("// student code, with answers\n")
-        self.assertNotEqual(a, self.run_grade(seed=None).labs[0].seed)
-        # the judges got the derived seed on stdin
-        self.assertIn(str(self.run_grade(seed=None).labs[0].seed),
-                      [r["seed"] for r in self.fake.runs()])
+    def judge_seeds(self) -> list:
+        """The seeds the fake judges read on their standard input (the listing reads none)."""
+        return [r["seed"] for r in self.fake.runs() if r["seed"] is not None]
+
+    def test_without_seed_every_grading_draws_a_fresh_one(self):
+        # The same file graded twice: two seeds, each recorded, each sent to the judges; the
+        # same score (a correct submission passes every draw).
+        first = self.run_grade(seed=None, tests=tests_pass_any_seed())
+        first_sent = self.judge_seeds()
+        second = self.run_grade(seed=None, tests=tests_pass_any_seed())
+        a, b = first.labs[0].seed, second.labs[0].seed
+        self.assertIsInstance(a, int)
+        self.assertTrue(0 <= a <= seeds.MAX_SEED and 0 <= b <= seeds.MAX_SEED)
+        self.assertNotEqual(a, b)
+        self.assertEqual((first.points, first.status), (second.points, second.status))
+        self.assertEqual(first_sent, [str(a), str(a)])          # the test and bench judges
+        self.assertEqual(self.judge_seeds()[len(first_sent):], [str(b), str(b)])  # one log
+        for r, seed in ((first, a), (second, b)):
+            self.assertIsNone(r.seed)                           # no --seed
+            self.assertEqual(json.loads(r.to_json())["labs"][0]["seed"], seed)   # for a replay
+            self.assertIn(f"{LAB} - Naive matmul  (seed {seed})", console_report.render(r))
+            self.assertIn("--seed <its seed>", console_report.render(r))
+
+    def test_a_drawn_seed_comes_from_the_systems_entropy(self):
+        with mock.patch.object(seeds.secrets, "randbits", return_value=4242) as randbits:
+            r = self.run_grade(seed=None, tests=tests_pass_any_seed())
+        randbits.assert_called_once_with(63)
+        self.assertEqual(r.labs[0].seed, 4242)
+        self.assertEqual(self.judge_seeds(), ["4242", "4242"])
+
+    def test_a_forced_seed_is_honoured_and_recorded(self):
+        with mock.patch.object(seeds, "draw_seed", side_effect=AssertionError("drawn")):
+            r = self.run_grade(seed=987654321, tests=tests_pass_any_seed())
+        self.assertEqual((r.seed, r.labs[0].seed), (987654321, 987654321))
+        self.assertEqual(self.judge_seeds(), ["987654321", "987654321"])
+        d = json.loads(r.to_json())
+        self.assertEqual((d["seed"], d["labs"][0]["seed"]), (987654321, 987654321))
+
+    def test_a_drawn_seed_is_drawn_after_the_build_and_written_nowhere_before_the_judges(self):
+        drawn = 7_000_000_000_000_000_123      # fits 63 bits; its digits appear nowhere else
+
+        def draw():
+            self.calls.append(("draw",))
+            return drawn
+
+        seen = []
+
+        def scan(real):
+            def wrapped(*args, **kw):
+                # What the build folder (the staged files included) and the judges' command
+                # line and environment hold when a judge starts (less the fake judges' own log
+                # of their runs, which the test judge has written by the time the bench runs).
+                text = b"".join(p.read_bytes() for p in sorted(self.build_dir.rglob("*"))
+                                if p.is_file() and not p.is_symlink() and p != self.fake.log)
+                seen.append((str(drawn).encode() in text,
+                             any(str(drawn) in str(a) for a in args),
+                             any(str(drawn) in str(v) for k, v in kw.items() if k != "seed"),
+                             str(drawn) in repr(dict(os.environ))))
+                return real(*args, **kw)
+            return wrapped
+
+        with mock.patch.object(seeds, "draw_seed", draw), \
+                mock.patch.object(grade.gtest, "run_judge", scan(grade.gtest.run_judge)), \
+                mock.patch.object(grade.bench, "run_benchmarks",
+                                  scan(grade.bench.run_benchmarks)):
+            r = self.run_grade(seed=None, tests=tests_pass_any_seed())
+        self.assertEqual(r.labs[0].seed, drawn)
+        self.assertEqual(seen, [(False, False, False, False)] * 2)   # test judge, bench judge
+        # drawn once, after every build (the ceilings' too), when nothing is left to build
+        self.assertEqual(self.calls[-1], ("draw",))
+        self.assertEqual(self.calls.count(("draw",)), 1)
+        self.assertEqual(self.judge_seeds(), [str(drawn)] * 2)     # on stdin only
+        for run in self.fake.runs():
+            self.assertNotIn(str(drawn), " ".join(run["argv"]) + repr(run["env"]))
+
+    def test_no_seed_is_drawn_for_a_lab_that_never_runs(self):
+        with mock.patch.object(seeds, "draw_seed", side_effect=AssertionError("drawn")):
+            failed = self.run_grade(seed=None, lab_build_ok=False)
+            no_gpu = self.run_grade(seed=None, gpu={"available": False, "reason": "none"})
+        self.assertEqual(failed.labs[0].status, "build_failed")
+        self.assertEqual(no_gpu.labs[0].status, "no_gpu")
+        for r in (failed, no_gpu):
+            self.assertIsNone(r.labs[0].seed)
+            self.assertNotIn("--seed <its seed>", console_report.render(r))
 
     def test_policy_rejection_runs_nothing(self):
         self.policy = fakes.FakePolicy(violations=[fakes.FakeViolation(
@@ -1076,6 +1152,36 @@ class CliTest(TempDirTest):
         self.assertUsageError(["grade", "--submission", "/nonexistent"],
                               "--submission: /nonexistent does not exist")
 
+    def test_submission_that_is_a_symbolic_link(self):
+        solutions = self.tmp / "opt" / "solutions"
+        (solutions / LAB).mkdir(parents=True)
+        (solutions / LAB / "matmul.cu").write_text(f"// {SECRET_TEXT}\n")
+        repo = self.tmp / "alice"
+        repo.mkdir()
+        (repo / "labs").symlink_to(solutions)
+        err = self.assertUsageError(["grade", "--submission", str(repo / "labs"), LAB],
+                                    f"--submission: {repo / 'labs'} is a symbolic link: refused")
+        self.assertNotIn(str(solutions), err)       # where it points is not even shown
+
+    def test_lab_folder_that_is_a_symbolic_link_is_bad_files(self):
+        # the lab folders below the submission are refused when staged (bad_files, exit 2)
+        sub = self.tmp / "sub"
+        sub.mkdir()
+        solutions = self.tmp / "solutions"
+        (solutions / LAB).mkdir(parents=True)
+        (solutions / LAB / "matmul.cu").write_text(f"// {SECRET_TEXT}\n")
+        (sub / LAB).symlink_to(solutions / LAB)
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(sub, LAB, ("matmul.cu",), self.tmp / "stage")
+        self.assertIn("is a symbolic link, not a folder: refused", cm.exception.message)
+        # and the submission folder itself, should it become a link after the check
+        link = self.tmp / "link"
+        link.symlink_to(solutions)
+        with self.assertRaises(build.BadFilesError) as cm:
+            build.stage_submission(link, LAB, ("matmul.cu",), self.tmp / "stage")
+        self.assertIn("it is a symbolic link: refused", cm.exception.message)
+        self.assertFalse((self.tmp / "stage").exists())
+
     def test_submission_that_is_a_file(self):
         with tempfile.NamedTemporaryFile() as f:
             self.assertUsageError(["grade", "--submission", f.name], "is a file, not a folder",
@@ -1129,9 +1235,30 @@ class CliTest(TempDirTest):
         self.assertUsageError(self.grade_args("--jobs", "0"), "--jobs")
         self.assertUsageError(["grade", "--seed", "notanumber"], "--seed")
 
-    def test_missing_secret_file(self):
-        self.assertUsageError(self.grade_args("--secret-file", str(self.tmp / "none")),
-                              "--secret-file")
+    def test_secret_file_is_accepted_unused_with_a_notice(self):
+        # Existing instructor scripts keep working: the option is taken, never read (the file
+        # need not exist), and one line says it is no longer used.
+        out_file = self.tmp / "results.json"
+        args = self.grade_args("-o", str(out_file), "--secret-file", str(self.tmp / "none"),
+                               "-q")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                mock.patch.dict(os.environ, {"LABS_GRADER_SECRET": ""}), \
+                mock.patch.object(build, "configure", lambda *a: BuildResult(ok=True)), \
+                fakes.use_policy(fakes.real_or_fake_policy()):
+            cli.main(args + [LAB])
+        notices = [line for line in err.getvalue().splitlines() if "--secret-file" in line]
+        self.assertEqual(notices, ["grader: notice: --secret-file: no longer used (ignored): "
+                                   "every grading draws its seeds from the system's entropy, "
+                                   "so no secret is needed; remove it (docs/grading.md)"])
+        self.assertTrue(out_file.is_file())          # and the grading went on
+
+    def test_secret_in_the_environment_gets_the_notice_too(self):
+        with mock.patch.dict(os.environ, {"LABS_GRADER_SECRET": "k3y"}):
+            code, _, err = self.main(["grade", "nosuchlab"])
+        self.assertEqual(code, 2)
+        self.assertIn("grader: notice: $LABS_GRADER_SECRET: no longer used (ignored)", err)
+        self.assertNotIn("k3y", err)
 
     def test_build_dir_that_is_a_file(self):
         f = self.tmp / "afile"
@@ -1164,7 +1291,9 @@ class CliTest(TempDirTest):
         code, out, err = self.main(["grade", "--help"])
         self.assertEqual(code, 0)
         self.assertIn("--no-sanitize", out)
-        self.assertIn("--secret-file", out)
+        self.assertIn("replay", out)
+        self.assertNotIn("--secret-file", out)     # accepted, unused: not offered
+        self.assertNotIn("secret", out)
 
     def test_results_are_written_when_the_build_system_fails(self):
         out_file = self.tmp / "results.json"

@@ -83,6 +83,46 @@ class RunAutograderTest(unittest.TestCase):
         self.assertIn("holds none of the graded files (matmul.cu, reduce.cu)", res["output"])
         self.assertFalse(self.calls.exists(), "nothing to grade: the grader is not run")
 
+    def solutions(self) -> Path:
+        """A folder shaped like labs/ that the student does not own (the solutions, say)."""
+        return make_sub(self.root, "solutions", matmul="POINTS=100", reduce="POINTS=100",
+                        repo_shaped=False)
+
+    def assertRefused(self, res: dict, *words):
+        self.assertEqual(res["score"], 0)
+        self.assertEqual(res["visibility"], "visible")
+        self.assertIn("is a symbolic link: refused", res["output"])
+        for w in words:
+            self.assertIn(w, res["output"])
+        self.assertNotIn(str(self.root / "solutions"), res["output"])   # nor where it points
+        self.assertFalse(self.calls.exists(), "nothing graded through a link")
+
+    def test_upload_whose_labs_folder_is_a_link_is_refused(self):
+        self.sub.rmdir()
+        self.sub.mkdir()
+        (self.sub / "labs").symlink_to(self.solutions())
+        self.assertRefused(self.run_it(), "the upload's labs/")
+
+    def test_upload_whose_lab_folder_is_a_link_is_refused(self):
+        solutions = self.solutions()
+        make_sub(self.root, "submission", matmul="POINTS=5")
+        os.rename(self.sub / "labs" / "05_reduction", self.root / "mine")
+        (self.sub / "labs" / "05_reduction").symlink_to(solutions / "05_reduction")
+        self.assertRefused(self.run_it(), "the upload's labs/05_reduction/")
+        # the labs/ folder shape too
+        (self.sub / "labs").rename(self.root / "old")
+        (self.sub / "01_naive_matmul").symlink_to(solutions / "01_naive_matmul")
+        self.assertRefused(self.run_it(), "the upload's 01_naive_matmul/")
+
+    def test_loose_files_behind_a_link_are_not_taken(self):
+        (self.sub / "src").mkdir()
+        (self.sub / "src" / "reduce.cu").write_text("POINTS=8")
+        (self.sub / "src" / "matmul.cu").write_text("POINTS=12")
+        (self.sub / "theirs").symlink_to(self.solutions() / "01_naive_matmul")
+        (self.sub / "src" / "also").symlink_to(self.solutions() / "05_reduction")
+        res = self.run_it()
+        self.assertEqual(res["score"], 20)      # the student's own two; none behind a link
+
     def test_grader_crash_still_writes_results(self):
         make_sub(self.root, "submission", matmul="CRASH")
         res = self.run_it()

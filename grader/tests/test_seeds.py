@@ -1,46 +1,45 @@
-"""Seeds derived from the graded content: deterministic, content-bound, secret-dependent."""
+"""Seeds drawn from the system's entropy: in range, fresh each time, from `secrets`; the notice
+for a secret that is no longer used."""
 
-import hashlib
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from grader import seeds
 
-A = hashlib.sha256(b"__global__ void k() {}\n").hexdigest()
-B = hashlib.sha256(b"// helper\n").hexdigest()
+
+class DrawSeedTest(unittest.TestCase):
+    def test_in_range_and_fresh(self):
+        drawn = [seeds.draw_seed() for _ in range(64)]
+        self.assertTrue(all(0 <= s <= seeds.MAX_SEED for s in drawn))
+        self.assertEqual(len(set(drawn)), len(drawn))   # 63 random bits: no repeats
+
+    def test_from_the_systems_entropy(self):
+        with mock.patch.object(seeds.secrets, "randbits", return_value=42) as randbits:
+            self.assertEqual(seeds.draw_seed(), 42)
+        randbits.assert_called_once_with(63)
+
+    def test_nothing_derived_any_more(self):
+        # The seed no longer depends on anything a student can know (their file, the lab).
+        self.assertFalse(hasattr(seeds, "derive_seed"))
+        self.assertFalse(hasattr(seeds, "secret_from_env"))
 
 
-class DeriveSeedTest(unittest.TestCase):
-    def test_the_documented_formula(self):
-        raw = b"".join(sorted([bytes.fromhex(A), bytes.fromhex(B)]))
-        digest = hashlib.sha256(b"cuda-labs-seed/1\0" + b"s3cret" + b"\0" + b"01_naive_matmul"
-                                + b"\0" + raw).digest()
-        expected = int.from_bytes(digest[:8], "big") & (2**63 - 1)
-        self.assertEqual(seeds.derive_seed(b"s3cret", "01_naive_matmul", [A, B]), expected)
+class SecretNoticeTest(unittest.TestCase):
+    def test_no_secret_no_notice(self):
+        self.assertIsNone(seeds.secret_notice(None, {}))
+        self.assertIsNone(seeds.secret_notice(None, {"LABS_GRADER_SECRET": ""}))
 
-    def test_deterministic_and_order_free(self):
-        s1 = seeds.derive_seed(b"", "01_naive_matmul", [A, B])
-        self.assertEqual(s1, seeds.derive_seed(b"", "01_naive_matmul", [B, A]))
-        self.assertEqual(s1, seeds.derive_seed(b"", "01_naive_matmul",
-                                               [bytes.fromhex(A), bytes.fromhex(B)]))
-        self.assertTrue(0 <= s1 <= 2**63 - 1)
-
-    def test_content_bound(self):
-        other = hashlib.sha256(b"__global__ void k() { /* answers */ }\n").hexdigest()
-        self.assertNotEqual(seeds.derive_seed(b"", "01_naive_matmul", [A]),
-                            seeds.derive_seed(b"", "01_naive_matmul", [other]))
-
-    def test_lab_bound(self):
-        self.assertNotEqual(seeds.derive_seed(b"", "01_naive_matmul", [A]),
-                            seeds.derive_seed(b"", "02_tiled_matmul", [A]))
-
-    def test_secret_dependent(self):
-        values = {seeds.derive_seed(s, "01_naive_matmul", [A]) for s in (b"", b"a", b"b", b"a\0")}
-        self.assertEqual(len(values), 4)
-
-    def test_secret_from_env(self):
-        self.assertEqual(seeds.secret_from_env({"LABS_GRADER_SECRET": "k3y"}), b"k3y")
-        self.assertEqual(seeds.secret_from_env({}), b"")
-        self.assertEqual(seeds.secret_from_env({"LABS_GRADER_SECRET": ""}), b"")
+    def test_a_secret_named_is_said_to_be_unused(self):
+        for args, env, named in ((Path("/etc/s"), {}, "--secret-file"),
+                                 (None, {"LABS_GRADER_SECRET": "k"}, "$LABS_GRADER_SECRET"),
+                                 (Path("/etc/s"), {"LABS_GRADER_SECRET": "k"},
+                                  "--secret-file and $LABS_GRADER_SECRET")):
+            with self.subTest(named=named):
+                notice = seeds.secret_notice(args, env)
+                self.assertTrue(notice.startswith(f"{named}: no longer used (ignored)"), notice)
+                self.assertIn("system's entropy", notice)
+                self.assertNotIn("\n", notice)
 
 
 if __name__ == "__main__":

@@ -127,6 +127,23 @@ class RecipeTest(unittest.TestCase):
             task_out = (self.out / "slurm" / f"grade-{array['id']}_{t}.out").read_text()
             self.assertIn(f"shard {t}/3 of 7", task_out)
 
+    def test_a_refused_submission_does_not_fail_its_task(self):
+        # exit 2 from the batch after its summary (a submission refused: a symbolic link) is
+        # left to the merge, like a failure; the merge lists it
+        (self.subs / "zlinked").mkdir()
+        (self.subs / "zlinked" / "labs").symlink_to(self.subs / "student01" / "labs")
+        log = self.tmp / "sbatch.jsonl"
+        env = self.env(PATH=f"{REPO / 'grader' / 'tests' / 'slurm_fake'}:{os.environ['PATH']}",
+                       FAKE_SBATCH_LOG=str(log))
+        proc = self.submit(env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        array, merge = [json.loads(line) for line in log.read_text().splitlines()]
+        self.assertEqual(array["rcs"], [0, 0, 0])
+        merge_out = (self.out / "slurm" / f"merge-{merge['id']}.out").read_text()
+        self.assertIn("REFUSED zlinked: its labs folder", merge_out)
+        graded = [json.loads(line)["sub"] for line in self.calls.read_text().splitlines()]
+        self.assertNotIn("zlinked", graded)
+
     def test_on_a_one_node_slurm(self):
         why = can_run_slurm()
         if why and os.environ.get("LABS_REQUIRE_SLURM") == "1":

@@ -22,8 +22,8 @@ std::vector<float> random_floats(size_t count, uint64_t seed, float lo = -1.0f, 
 std::vector<int> random_ints(size_t count, uint64_t seed, int lo, int hi);
 
 // The seed hidden tests draw from: set by the judge's --labkit-seed-stdin (the grader sends a
-// seed bound to the submission), else LABKIT_SEED from the environment (local replays), else
-// a fixed default so local runs repeat.
+// seed drawn afresh for each grading), else LABKIT_SEED from the environment (local replays),
+// else a fixed default so local runs repeat.
 uint64_t test_seed();
 void set_test_seed(uint64_t seed);
 inline constexpr uint64_t kDefaultSeed = 20261121;
