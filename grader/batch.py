@@ -117,6 +117,38 @@ def discover(folder: Path) -> list:
     return subs
 
 
+def refuse_slips(folder: Path, subs: list, lab_names: list) -> None:
+    """Stops (GraderError, exit 2) on a SUBMISSIONS folder that is not one: one student's
+    labs/ folder (its entries are lab folders), the course repository (labs/, grader/, ...:
+    its folders would be built as students), or a folder with no submission at all."""
+    folder = Path(folder)
+    names = [s.name for s in subs]
+    labs_here = [s.name for s in subs
+                 if s.name in lab_names or (s.root / "grading.toml").is_file()]
+    if labs_here:
+        shown = ", ".join(labs_here[:3]) + (", ..." if len(labs_here) > 3 else "")
+        raise GraderError(
+            f"{folder} looks like one student's labs/ folder (it holds the lab folders "
+            f"{shown}), not a folder of submissions: to grade it, use "
+            f"`python3 -m grader grade --submission {folder}`; batch wants a folder with one "
+            f"folder per student, each holding labs/ or the lab folders")
+    repo_marks = [m for m in ("grader", "solutions", "common", "cmake") if m in names]
+    if "labs" in names and ((folder / "grader" / "__main__.py").is_file()
+                            or (folder / "CMakeLists.txt").is_file() or repo_marks):
+        raise GraderError(
+            f"{folder} looks like the course repository (it holds labs/"
+            + "".join(f", {m}/" for m in repo_marks)
+            + f"), not a folder of submissions: batch would grade each of its folders as a "
+              f"student. To grade one repository's work: `python3 -m grader grade "
+              f"--submission {folder / 'labs'}`; batch wants a folder with one folder per "
+              f"student")
+    if not subs:
+        raise GraderError(
+            f"no submissions found in {folder}: batch wants a folder with one folder per "
+            f"student, each holding labs/ or the lab folders (hidden entries, plain files and "
+            f"symbolic links are not submissions)")
+
+
 def parse_shard(text: str) -> tuple:
     """'I/N' -> (I, N), 0 <= I < N (Slurm's array task id and count)."""
     m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text or "")

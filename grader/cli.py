@@ -373,12 +373,14 @@ def cmd_batch(args) -> int:
     labs = [cfg.name for cfg in configs]
     subs = batch.discover(args.submissions)
     total = len(subs)
+    all_subs = subs
     if args.shard:
         try:
             index, count = batch.parse_shard(args.shard)
         except ValueError as e:
             raise GraderError(f"--shard: {e}") from None
         subs = batch.shard(subs, index, count)
+    batch.refuse_slips(args.submissions, all_subs, api.all_lab_names())
     try:
         gpus = batch.parse_gpus(args.gpus) if args.gpus else batch.detect_gpus()
     except ValueError as e:

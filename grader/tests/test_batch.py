@@ -173,6 +173,53 @@ class DiscoverAndKeyTest(BatchTestCase):
         self.assertNotEqual(changed, batch.content_key(sub, configs, opts))
 
 
+class SlipTest(BatchTestCase):
+    """An instructor's slips are refused with exit 2 and a hint, before anything is graded or
+    written: one student's labs/ folder, the course repository, a folder with no submission."""
+
+    def assertRefused(self, proc, *words):
+        self.assertRan(proc, 2)
+        self.assertNotIn("Traceback", proc.stderr)
+        for w in words:
+            self.assertIn(w, proc.stderr)
+        self.assertEqual(self.e.called(), [], "nothing may be graded")
+        self.assertFalse(self.e.out.exists(), "nothing may be written")
+
+    def test_one_students_labs_folder(self):
+        make_sub(self.e.subs, "alice")
+        self.e.subs = self.e.subs / "alice" / "labs"          # batch alice/labs
+        self.assertRefused(self.e.run(), "looks like one student's labs/ folder",
+                           LAB1, f"grade --submission {self.e.subs}")
+
+    def test_one_students_labs_folder_with_unknown_lab_names(self):
+        # Folders with a grading.toml are lab folders too (a lab this checkout lacks).
+        (self.e.subs / "99_future").mkdir()
+        (self.e.subs / "99_future" / "grading.toml").write_text("")
+        self.assertRefused(self.e.run(), "looks like one student's labs/ folder", "99_future")
+
+    def test_the_course_repository(self):
+        self.e.subs = self.e.tmp / "repo"
+        for d in ("labs", "solutions", "build", "grader", "common"):
+            (self.e.subs / d).mkdir(parents=True)
+        (self.e.subs / "grader" / "__main__.py").write_text("")
+        self.assertRefused(self.e.run(), "looks like the course repository",
+                           f"grade --submission {self.e.subs / 'labs'}")
+        self.e.subs = REPO                                    # this checkout itself
+        self.assertRefused(self.e.run(), "looks like the course repository")
+
+    def test_empty_folder(self):
+        (self.e.subs / ".git").mkdir()                        # hidden: not a submission
+        (self.e.subs / "notes.txt").write_text("x")
+        self.assertRefused(self.e.run(), f"no submissions found in {self.e.subs}")
+
+    def test_students_named_like_folders_of_the_repository_are_graded(self):
+        # A student called "labs" alone is not a repository.
+        make_sub(self.e.subs, "labs")
+        make_sub(self.e.subs, "bob")
+        self.assertRan(self.e.run())
+        self.assertEqual(sorted(self.e.called()), ["bob", "labs"])
+
+
 class ResumeTest(BatchTestCase):
     def test_grades_all_then_skips_done_and_regrades_changed(self):
         for name in ("alice", "bob", "carol", "dave"):
