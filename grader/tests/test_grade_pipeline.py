@@ -1076,6 +1076,25 @@ class CliTest(TempDirTest):
     def test_unknown_lab(self):
         self.assertUsageError(["grade", "nosuchlab"], "unknown lab 'nosuchlab'", LAB)
 
+    def test_lab_number_without_its_zero(self):
+        err = self.assertUsageError(["grade", "1"], "unknown lab '1'",
+                                    "did you mean '01' (01_naive_matmul)?")
+        self.assertNotIn("did you mean", self.assertUsageError(["grade", "9"], "unknown lab '9'"))
+
+    def test_submission_that_is_one_lab_folder(self):
+        sub = self.tmp / "labs"
+        (sub / LAB).mkdir(parents=True)
+        (sub / LAB / "matmul.cu").write_text("// x\n")
+        self.assertUsageError(["grade", "--submission", str(sub / LAB), "--build-dir",
+                               str(self.tmp / "build")],
+                              f"--submission: {sub / LAB} is one lab's folder",
+                              f"e.g. --submission {sub}", f"grade --submission {sub} 01")
+        # A folder that holds the lab folders is taken, whatever its name.
+        (sub / LAB / LAB).mkdir()
+        (sub / LAB / LAB / "matmul.cu").write_text("// x\n")
+        from grader import api
+        api.check_submission_dir(sub / LAB)                  # no error
+
     def test_output_in_a_missing_folder(self):
         self.assertUsageError(self.grade_args("-o", str(self.tmp / "nope" / "r.json")),
                               "--output", "does not exist")
