@@ -409,7 +409,7 @@ class FailureTest(BatchTestCase):
         make_sub(self.e.subs, "bob", matmul="BUILDFAIL", reduce="BUILDFAIL")
         make_sub(self.e.subs, "carol", reduce="BUILDFAIL")
         alice = ("batch: alice: built and checked, NOT GRADED ON A GPU (no CUDA GPU: no NVIDIA "
-                 "driver found (fake))")
+                 "driver on this machine (fake))")
         for run in ("first", "resume"):
             proc = self.e.run("--gpus", "0", FAKE_GRADE_NO_GPU="1")
             self.assertRan(proc, 3)
@@ -421,7 +421,8 @@ class FailureTest(BatchTestCase):
             self.assertNotIn("no CUDA GPU: no CUDA GPU", proc.stdout, run)
             # carol: one lab built, the other did not: said in the same line
             self.assertIn("batch: carol: built and checked, NOT GRADED ON A GPU (no CUDA GPU: "
-                          "no NVIDIA driver found (fake)); 05_reduction did not build", lines)
+                          "no NVIDIA driver on this machine (fake)); 05_reduction did not "
+                          "build", lines)
             self.assertRegex(proc.stdout, r"batch: [01] graded, 0 failed, 2 not graded on a GPU, "
                                           r"[01] already done", run)
             self.assertIn("on a machine with a GPU", proc.stdout)

@@ -750,6 +750,29 @@ class GradeFlowTest(TempDirTest):
         text = console_report.render(r)
         self.assertIn("NOT GRADED ON A GPU", text)
 
+    def test_no_gpu_said_once_plainly_and_no_replay_hint(self):
+        # No driver at all: CUDA's "driver version is insufficient" is not repeated to the user,
+        # the reason is said once for the grading (not once per lab), and there is nothing to
+        # replay, so no --seed hint. The probe's own words stay in the results.
+        raw = ("no NVIDIA driver found (CUDA driver version is insufficient for CUDA runtime "
+               "version (cudaErrorInsufficientDriver))")
+        r = self.run_grade(gpu={"available": False, "reason": raw, "name": ""})
+        self.assertEqual(r.status, "no_gpu")
+        self.assertEqual(r.gpu["reason"], raw)
+        text = console_report.render(r)
+        self.assertNotIn("insufficient", text)
+        self.assertEqual(text.count("no NVIDIA driver on this machine"), 1, text)
+        self.assertIn("NOT GRADED ON A GPU: no CUDA GPU: no NVIDIA driver on this machine", text)
+        self.assertNotIn("--seed", text)
+
+    def test_plain_gpu_reason(self):
+        from grader.grade import plain_gpu_reason
+        self.assertIn("older than this CUDA toolkit",
+                      plain_gpu_reason("CUDA driver version is insufficient for CUDA runtime "
+                                       "version (cudaErrorInsufficientDriver)"))
+        self.assertEqual(plain_gpu_reason("the CUDA runtime found no device"),
+                         "the CUDA runtime found no device")
+
     def test_stage_times_without_a_gpu(self):
         # Issue 19: configure, the harness, the probe for the grading; policy and build stages
         # for the lab; nothing that ran on a GPU
@@ -960,6 +983,14 @@ class ReportTest(unittest.TestCase):
         text = console_report.render(self.result("no_gpu"))
         self.assertIn("NOT GRADED ON A GPU: no CUDA GPU: no device", text)
         self.assertNotIn("(results:", text)
+
+    def test_replay_hint_only_when_tests_ran(self):
+        r = self.result()
+        self.assertIn("Replay a lab's inputs", console_report.render(r))
+        for g in r.labs[0].groups:       # a failed build: seeds drawn, nothing ran
+            g.tests = []
+        r.labs[0].status = "build_failed"
+        self.assertNotIn("--seed", console_report.render(r))
 
     def test_render_measured_and_perf_failure(self):
         r = self.result()
