@@ -25,7 +25,7 @@ from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                            GraderError)
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
-                            PolicyReport)
+                            PolicyReport, safe_text)
 
 GPU_INFO = "labkit_gpu_info"
 CEILINGS = "labkit_gpu_ceilings"   # the GPU's ceilings: plausibility, roofline (no student code)
@@ -127,7 +127,7 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
     progress = progress or (lambda msg: None)
     notice = notice or progress
     started = time.monotonic()
-    result = GradeResult(submission=str(submission), seed=options.seed,
+    result = GradeResult(submission=safe_text(str(submission)), seed=options.seed,
                          grader_version=__version__,
                          started=datetime.datetime.now(datetime.timezone.utc).isoformat(
                              timespec="seconds"))

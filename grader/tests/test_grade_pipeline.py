@@ -589,6 +589,20 @@ class GradeFlowTest(TempDirTest):
             return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
                                options, progress=lambda m: None)
 
+    def test_submission_name_that_is_not_utf8(self):
+        # A folder named in Latin-1 (b"caf\xe9"): the results are valid UTF-8 JSON, the byte
+        # shown as an escape, never a lone surrogate.
+        named = self.tmp / os.fsdecode(b"caf\xe9")
+        self.submission.rename(named)
+        self.submission = named
+        r = self.run_grade()
+        self.assertEqual(r.status, "graded")
+        self.assertTrue(r.submission.endswith("caf\\xe9"), r.submission)
+        data = r.to_json().encode("utf-8")           # raises on a lone surrogate
+        back = json.loads(data.decode("utf-8"))
+        self.assertEqual(back["submission"], r.submission)
+        self.assertNotIn(b"\\udc", data)
+
     def test_graded_on_a_gpu(self):
         r = self.run_grade()
         self.assertEqual((r.status, r.exit_code), ("graded", 0))
