@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 from pathlib import Path
 
 from grader import batch
@@ -319,11 +320,24 @@ class ResumeTest(BatchTestCase):
         self.assertEqual(sorted(self.e.gradebook()), names)
 
 
+def fake_nvidia_smi(folder: Path, uuids: dict) -> str:
+    """A PATH whose nvidia-smi answers `-i N --query-gpu=uuid` from `uuids` (N -> UUID)."""
+    folder.mkdir(exist_ok=True)
+    smi = folder / "nvidia-smi"
+    table = " ".join(f"{k}) echo {v} ;;" for k, v in uuids.items())
+    smi.write_text(f'#!/bin/sh\n[ "$1" = -i ] || exit 9\ncase "$2" in {table} '
+                   f'*) echo "No devices were found"; exit 6 ;; esac\n')
+    smi.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 class GpuWorkersTest(BatchTestCase):
     def test_never_two_gpu_jobs_on_one_gpu(self):
         for i in range(8):
             make_sub(self.e.subs, f"s{i}")
-        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4)
+        uuids = {"0": "GPU-aaaa-0000", "1": "GPU-bbbb-1111"}
+        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4,
+                          PATH=fake_nvidia_smi(self.e.tmp / "fakebin", uuids))
         self.assertRan(proc)
         runs = self.e.read(self.e.gpu_log)
         self.assertEqual(len(runs), 8)
@@ -332,7 +346,8 @@ class GpuWorkersTest(BatchTestCase):
             by_gpu.setdefault(r["gpu"], []).append(r)
         self.assertEqual(sorted(by_gpu), ["0", "1"], "both GPUs must be used")
         for gpu, spans in by_gpu.items():
-            self.assertTrue(all(r["lock"].endswith(f"cuda-labs-gpu-{gpu}.lock") for r in spans))
+            self.assertTrue(all(r["lock"].endswith(f"cuda-labs-gpu-{uuids[gpu]}.lock")
+                                for r in spans), spans)
             spans.sort(key=lambda r: r["start"])
             for a, b in zip(spans, spans[1:]):
                 self.assertLessEqual(a["end"], b["start"] + 1e-3,
@@ -341,6 +356,24 @@ class GpuWorkersTest(BatchTestCase):
                   if a["start"] < b["end"] and b["start"] < a["end"]]
         self.assertTrue(across, "the two GPUs never worked at the same time: not separate "
                                 "workers")
+
+    def test_lock_named_after_the_gpus_uuid(self):
+        # cgroup-confined GPUs: each Slurm task sees its own GPU as 0; the locks differ.
+        locks = self.e.tmp / "locks"
+        for uuid in ("GPU-aaaa", "GPU-bbbb"):
+            batch.gpu_identity.cache_clear()
+            path = fake_nvidia_smi(self.e.tmp / uuid, {"0": uuid})
+            with unittest.mock.patch.dict(os.environ, {"PATH": path}):
+                self.assertEqual(batch.gpu_lock_path("0", locks),
+                                 locks / f"cuda-labs-gpu-{uuid}.lock")
+        batch.gpu_identity.cache_clear()
+        self.assertEqual(batch.gpu_lock_path("GPU-cccc", locks),
+                         locks / "cuda-labs-gpu-GPU-cccc.lock")
+        self.assertEqual(batch.gpu_lock_path(None, locks), locks / "cuda-labs-gpu-any.lock")
+        # No nvidia-smi, or it does not know the GPU: named after the number, as before.
+        with unittest.mock.patch.dict(os.environ, {"PATH": str(self.e.tmp / "empty")}):
+            self.assertEqual(batch.gpu_lock_path("3", locks), locks / "cuda-labs-gpu-3.lock")
+        batch.gpu_identity.cache_clear()
 
     def test_detect_gpus(self):
         self.assertEqual(batch.detect_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}), ["2", "3"])
