@@ -277,9 +277,16 @@ def cmd_grade(args: grade_args.GradeArgs) -> int:
 
 
 def _grade(args: grade_args.GradeArgs, written: list) -> int:
+    """One grading per results file at a time: a second one is refused (grader/outlock.py)."""
+    from grader import outlock
+    output = check_output_path(args.output)
+    with outlock.output_lock(output):
+        return _grade_into(args, written, output)
+
+
+def _grade_into(args: grade_args.GradeArgs, written: list, output: Path) -> int:
     from grader import api, console_report, grade  # imported late: `list` and --help stay light
 
-    output = check_output_path(args.output)
     targets = report_targets(args, grade_args.REPORTS,
                              taken={output: "the results JSON (--output)"})
     options = args.options(read_secret(args.secret_file))
