@@ -47,6 +47,11 @@ def submission_path(submission) -> Path:
     return Path(os.path.abspath(submission))
 
 
+def all_lab_names() -> list:
+    """Every lab's folder name (labs/*/grading.toml), in order."""
+    return config.discover_labs(LABS)
+
+
 def check_submission_dir(submission: Path) -> None:
     """A submission is the folder that holds the lab folders (shaped like labs/), and not a
     symbolic link: a committed `labs -> /opt/cuda-labs/solutions` would otherwise be graded as
@@ -55,6 +60,15 @@ def check_submission_dir(submission: Path) -> None:
     if os.path.islink(submission):
         raise GraderError(f"--submission: {submission} is a symbolic link: {LINK_REFUSED}")
     if submission.is_dir():
+        names = all_lab_names()
+        one_lab = submission.name in names or (submission / "grading.toml").is_file()
+        if one_lab and not any((submission / lab).is_dir() for lab in names):
+            lab = submission.name.split("_", 1)[0] if submission.name in names else None
+            raise GraderError(
+                f"--submission: {submission} is one lab's folder; name the folder that holds "
+                f"the lab folders (shaped like labs/), e.g. --submission {submission.parent}"
+                + (f", and the lab to grade: grade --submission {submission.parent} {lab}"
+                   if lab else ""))
         return
     if not os.path.lexists(submission):
         raise GraderError(f"--submission: {submission} does not exist")

@@ -17,8 +17,8 @@ How the machine is shared:
     ended, and each grader also holds its build directory for its whole grading:
     gpulock.build_lock): builds run in parallel on the CPUs and only the student files
     recompile from one submission to the next;
-  - each process is given one GPU (CUDA_VISIBLE_DEVICES) and that GPU's lock file
-    (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock once, from its
+  - each process is given one GPU (CUDA_VISIBLE_DEVICES) and that GPU's lock file, named
+    after the GPU's UUID where nvidia-smi gives it (gpu_lock_path) (LABS_GPU_LOCK, with LABS_GPU_LOCK_EXCLUSIVE=1): the grader holds the lock once, from its
     first test to its last benchmark (gpulock.whole_grading; its own labs' tests run side by
     side inside it), so the GPU part of the gradings runs one submission at a time per GPU
     while the others build, and several GPUs are separate workers.
@@ -143,6 +143,38 @@ def discover(folder: Path) -> list:
                           f"rename: {', '.join(repr(b) for b in bad[:10])}"
                           + (f" and {len(bad) - 10} more" if len(bad) > 10 else ""))
     return subs
+
+
+def refuse_slips(folder: Path, subs: list, lab_names: list) -> None:
+    """Stops (GraderError, exit 2) on a SUBMISSIONS folder that is not one: one student's
+    labs/ folder (its entries are lab folders), the course repository (labs/, grader/, ...:
+    its folders would be built as students), or a folder with no submission at all."""
+    folder = Path(folder)
+    names = [s.name for s in subs]
+    labs_here = [s.name for s in subs
+                 if s.name in lab_names or (s.root / "grading.toml").is_file()]
+    if labs_here:
+        shown = ", ".join(labs_here[:3]) + (", ..." if len(labs_here) > 3 else "")
+        raise GraderError(
+            f"{folder} looks like one student's labs/ folder (it holds the lab folders "
+            f"{shown}), not a folder of submissions: to grade it, use "
+            f"`python3 -m grader grade --submission {folder}`; batch wants a folder with one "
+            f"folder per student, each holding labs/ or the lab folders")
+    repo_marks = [m for m in ("grader", "solutions", "common", "cmake") if m in names]
+    if "labs" in names and ((folder / "grader" / "__main__.py").is_file()
+                            or (folder / "CMakeLists.txt").is_file() or repo_marks):
+        raise GraderError(
+            f"{folder} looks like the course repository (it holds labs/"
+            + "".join(f", {m}/" for m in repo_marks)
+            + f"), not a folder of submissions: batch would grade each of its folders as a "
+              f"student. To grade one repository's work: `python3 -m grader grade "
+              f"--submission {folder / 'labs'}`; batch wants a folder with one folder per "
+              f"student")
+    if not subs:
+        raise GraderError(
+            f"no submissions found in {folder}: batch wants a folder with one folder per "
+            f"student, each holding labs/ or the lab folders (hidden entries, plain files and "
+            f"symbolic links are not submissions)")
 
 
 def parse_shard(text: str) -> tuple:
@@ -292,8 +324,34 @@ def default_jobs(gpus: list, cpus: int | None = None) -> int:
     return max(1, min(cpus, max(2, 3 * len(gpus))))
 
 
+@functools.lru_cache(maxsize=None)
+def gpu_identity(gpu: str | None) -> str | None:
+    """What names the GPU `gpu` (a CUDA_VISIBLE_DEVICES entry) on this node, for its lock
+    file: its UUID (nvidia-smi). The number alone names no GPU where Slurm confines each task
+    to its GPUs with cgroups: every task then sees its own GPU as 0, and tasks on one node
+    would share one lock. A UUID (GPU-..., MIG-...) is its own name. None when nvidia-smi
+    cannot say (not installed, no such GPU): the lock is then named after `gpu`."""
+    if gpu is None:
+        return None
+    if gpu.startswith(("GPU-", "MIG-")):
+        return gpu
+    try:
+        proc = subprocess.run(["nvidia-smi", "-i", gpu, "--query-gpu=uuid",
+                               "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+    if proc.returncode == 0 and len(lines) == 1 and lines[0].startswith("GPU-"):
+        return lines[0]
+    return None
+
+
 def gpu_lock_path(gpu: str | None, lock_dir: Path) -> Path:
-    tag = "any" if gpu is None else re.sub(r"[^A-Za-z0-9._-]", "_", gpu)
+    """The lock file of GPU `gpu` in lock_dir (per node): named after the GPU's UUID where
+    nvidia-smi gives it (gpu_identity), else after `gpu`."""
+    name = gpu_identity(gpu) or gpu
+    tag = "any" if name is None else re.sub(r"[^A-Za-z0-9._-]", "_", name)
     return lock_dir / f"cuda-labs-gpu-{tag}.lock"
 
 

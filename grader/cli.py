@@ -276,9 +276,16 @@ def cmd_grade(args: grade_args.GradeArgs) -> int:
 
 
 def _grade(args: grade_args.GradeArgs, written: list) -> int:
+    """One grading per results file at a time: a second one is refused (grader/outlock.py)."""
+    from grader import outlock
+    output = check_output_path(args.output)
+    with outlock.output_lock(output):
+        return _grade_into(args, written, output)
+
+
+def _grade_into(args: grade_args.GradeArgs, written: list, output: Path) -> int:
     from grader import api, console_report, grade  # imported late: `list` and --help stay light
 
-    output = check_output_path(args.output)
     targets = report_targets(args, grade_args.REPORTS,
                              taken={output: "the results JSON (--output)"})
     say_secret_unused(args.secret_file)
@@ -373,12 +380,14 @@ def cmd_batch(args) -> int:
     labs = [cfg.name for cfg in configs]
     subs = batch.discover(args.submissions)
     total = len(subs)
+    all_subs = subs
     if args.shard:
         try:
             index, count = batch.parse_shard(args.shard)
         except ValueError as e:
             raise GraderError(f"--shard: {e}") from None
         subs = batch.shard(subs, index, count)
+    batch.refuse_slips(args.submissions, all_subs, api.all_lab_names())
     try:
         gpus = batch.parse_gpus(args.gpus) if args.gpus else batch.detect_gpus()
     except ValueError as e:

@@ -274,7 +274,13 @@ def resolve_labs(labs_dir: Path, requested: list) -> list:
         matches = [lab for lab in available
                    if lab == word or lab.split("_", 1)[0] == word or lab.split("_", 1)[-1] == word]
         if len(matches) != 1:
-            raise GraderError(f"unknown lab '{word}'; labs: {', '.join(available) or '(none)'}")
+            hint = ""
+            if word.isdigit() and len(word) < 2:
+                near = [lab for lab in available if lab.split("_", 1)[0] == word.zfill(2)]
+                if near:
+                    hint = f"; did you mean '{word.zfill(2)}' ({near[0]})?"
+            raise GraderError(f"unknown lab '{word}'{hint}; labs: "
+                              f"{', '.join(available) or '(none)'}")
         if matches[0] not in chosen:
             chosen.append(matches[0])
     return chosen

@@ -83,7 +83,7 @@ def lab_problems(lab: LabResult) -> list:
     if lab.status == "rejected":
         out.append(f"  {lab.lab}: REJECTED by the policy check; nothing of it was run:")
         out.append(_indented(lab.message, 40))
-    elif lab.status in ("build_failed", "no_gpu", "error", "bad_files") and lab.message:
+    elif lab.status in ("build_failed", "error", "bad_files") and lab.message:
         out.append(f"  {lab.lab}: {lab.message}")
         if lab.build is not None and not lab.build.ok and lab.build.log:
             out.append(_indented(lab.build.log, 40, "      "))
@@ -138,6 +138,9 @@ def render(result: GradeResult, output_path: str | None = None, times: bool = Fa
     if any(p.status == "withheld" for lab in result.labs for p in lab.performance):
         why = result.message or "the GPU's ceilings were not measured"
         lines.append(f"PERFORMANCE NOT SCORED: {why}")
-    if any(lab.seed is not None for lab in result.labs) and result.seed is None:
+    # Only where inputs were drawn: a lab whose tests ran (not a failed build, not no GPU).
+    ran = [lab for lab in result.labs
+           if lab.seed is not None and any(g.tests for g in lab.groups)]
+    if ran and result.seed is None:
         lines.append("Replay a lab's inputs: python3 -m grader grade <lab> --seed <its seed>")
     return "\n".join(lines)

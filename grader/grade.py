@@ -25,7 +25,7 @@ from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                            GraderError)
 from grader.results import (BuildResult, GradeResult, GroupResult, LabResult, PerfResult,
-                            PolicyReport)
+                            PolicyReport, safe_text)
 
 GPU_INFO = "labkit_gpu_info"
 CEILINGS = "labkit_gpu_ceilings"   # the GPU's ceilings: plausibility, roofline (no student code)
@@ -61,6 +61,19 @@ def make_non_dumpable() -> bool:
         return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def plain_gpu_reason(reason: str) -> str:
+    """Why there is no GPU, in plain words. Without any NVIDIA driver CUDA says "CUDA driver
+    version is insufficient for CUDA runtime version", which reads as if a driver were there
+    and too old; the probe's own words stay in the results (gpu.reason)."""
+    reason = (reason or "unknown").strip()
+    if reason.startswith("no NVIDIA driver found"):
+        return "no NVIDIA driver on this machine, so no GPU to run on"
+    if "insufficient for CUDA runtime version" in reason:
+        return ("the NVIDIA driver is older than this CUDA toolkit needs: update the driver "
+                "(or use an older toolkit)")
+    return reason
 
 
 def probe_gpu(binary: Path) -> dict:
@@ -119,7 +132,7 @@ def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
     progress = progress or (lambda msg: None)
     notice = notice or progress
     started = time.monotonic()
-    result = GradeResult(submission=str(submission), seed=options.seed,
+    result = GradeResult(submission=safe_text(str(submission)), seed=options.seed,
                          grader_version=__version__,
                          started=datetime.datetime.now(datetime.timezone.utc).isoformat(
                              timespec="seconds"))
@@ -272,14 +285,15 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
     if not gpu.get("available"):
         for cfg, lab, _ in built:
             lab.status = "no_gpu"
-            lab.message = (f"no CUDA GPU: {gpu.get('reason', 'unknown')}. The build succeeded; "
-                           f"GPU tests and benchmarks were not run and no points were awarded.")
+            # Said once for the grading (result.message), not once per lab.
+            lab.message = ("The build succeeded; GPU tests and benchmarks were not run and no "
+                           "points were awarded (no GPU).")
             lab.groups = [GroupResult(g.name, g.filter, g.points, note="not run: no GPU")
                           for g in cfg.groups]
             lab.performance = [_perf_result(p, status="not_run", message="not run: no GPU")
                                for p in cfg.performance]
         result.status = "no_gpu"
-        result.message = f"no CUDA GPU: {gpu.get('reason', 'unknown')}"
+        result.message = f"no CUDA GPU: {plain_gpu_reason(gpu.get('reason', 'unknown'))}"
         return
 
     # In a batch (LABS_GPU_LOCK_EXCLUSIVE=1): the GPU alone from the ceilings to the last

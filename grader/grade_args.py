@@ -127,7 +127,9 @@ def add_arguments(g) -> None:
     src.add_argument("--solutions", action="store_true", help="grade the reference solutions")
     g.add_argument("--output", "-o", type=Path, default=DEFAULT_OUTPUT,
                    help="where to write the JSON results (default: grade-results.json); its "
-                        "folder must exist")
+                        "folder must exist. One grading at a time per file: a second one "
+                        "started while another writes the same file is refused (exit 2), "
+                        "naming the other")
     g.add_argument("--seed", type=seed_arg, metavar="N",
                    help="base seed of the hidden inputs for every lab graded (0 to 2**63-1), "
                         "to replay a grading; default: a fresh seed per lab for every "

@@ -544,6 +544,11 @@ def _histogram(values: list, lo: float, hi: float, bins: int, xlabel: str, alt: 
     return _svg(fig, alt)
 
 
+# A lab's statuses that carry no score (it was built and checked at most): left out of the
+# class page's score histograms.
+NOT_GRADED_LAB = ("no_gpu", "error")
+
+
 def _stats(values: list) -> str:
     if not values:
         return "no values"
@@ -589,16 +594,24 @@ def class_page(named: list, title: str = "Class report") -> str:
         body.append("<p class=\"note\">No lab was graded in these results.</p>")
     for name in labs:
         found = [lab for r in results for lab in r.labs if lab.lab == name]
-        points = [lab.points for lab in found]
+        # A lab that was not graded (no GPU, a grader error) has no score: its 0 is left out of
+        # the histogram and the statistics, and counted. One that did not build, was refused
+        # by the policy or lacked its files scored 0: it is drawn.
+        scored = [lab for lab in found if lab.status not in NOT_GRADED_LAB]
+        points = [lab.points for lab in scored]
         top = max(lab.max_points for lab in found) or 1.0
-        not_graded = sum(lab.status != "graded" for lab in found)
-        body += [f"<h3>{esc(name)} - {esc(found[0].title)}</h3>",
-                 _histogram(points, 0.0, top, min(20, max(5, int(top // 5) or 5)),
-                            f"points (of {top:g})", f"{name}: score distribution",
-                            lines=[(statistics.median(points), "#333", "median")]),
-                 f"<p class=\"note\">{_stats(points)}"
-                 + (f"; {not_graded} not graded (build failed, rejected, no GPU ...)"
-                    if not_graded else "") + "</p>"]
+        not_graded = len(found) - len(scored)
+        zero = sum(lab.status != "graded" for lab in scored)
+        body.append(f"<h3>{esc(name)} - {esc(found[0].title)}</h3>")
+        if points:
+            body.append(_histogram(points, 0.0, top, min(20, max(5, int(top // 5) or 5)),
+                                   f"points (of {top:g})", f"{name}: score distribution",
+                                   lines=[(statistics.median(points), "#333", "median")]))
+        body.append(f"<p class=\"note\">{_stats(points)}"
+                    + (f"; of them {zero} scored 0 (did not build, rejected by the policy "
+                       f"check or files missing)" if zero else "")
+                    + (f"; {not_graded} not graded (no GPU or a grader error), not counted "
+                       f"here" if not_graded else "") + "</p>")
     rows = failing_hidden_tests(results)
     body.append("<h2>Hidden tests that fail most often</h2>")
     if rows:

@@ -23,7 +23,7 @@ from grader.errors import GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, lab_message, num, perf_name,
                                 perf_summary, points_text, withheld)
-from grader.results import GradeResult, GroupResult, LabResult, PerfResult
+from grader.results import GradeResult, GroupResult, LabResult, PerfResult, safe_text
 
 HIDDEN_VISIBILITY = "after_due_date"
 
@@ -508,10 +508,10 @@ def submission_name(path, result: GradeResult, how: str = "submission") -> str:
     ('file')."""
     path = Path(os.path.abspath(path))
     if how == "folder":
-        return path.parent.name
+        return safe_text(path.parent.name)
     if how == "file":
-        return path.name[:-5] if path.name.endswith(".json") else path.name
-    return result.submission
+        return safe_text(path.name[:-5] if path.name.endswith(".json") else path.name)
+    return safe_text(result.submission)
 
 
 def _columns(results: list) -> list:

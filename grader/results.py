@@ -14,6 +14,38 @@ STATUSES = ("passed", "failed", "crashed", "timeout", "skipped", "not_run")
 LAB_STATUSES = ("graded", "build_failed", "rejected", "bad_files", "no_gpu", "error")
 
 
+def safe_text(text) -> str:
+    """`text` as valid Unicode (encodable as UTF-8). A path or file name that is not UTF-8
+    comes from Python (os.fsdecode) with its bytes as lone surrogates; those bytes become
+    visible escapes (b'\\xff' -> '\\xff'). Any other lone surrogate becomes '\\udXXX'."""
+    text = str(text)
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for ch in text:
+        if "\udc80" <= ch <= "\udcff":                 # an undecodable byte of a file name
+            out.append(f"\\x{ord(ch) - 0xdc00:02x}")
+        elif "\ud800" <= ch <= "\udfff":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _safe_strings(value):
+    if isinstance(value, str):
+        return safe_text(value)
+    if isinstance(value, dict):
+        return {safe_text(k) if isinstance(k, str) else k: _safe_strings(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_safe_strings(v) for v in value]
+    return value
+
+
 @dataclasses.dataclass
 class TestResult:
     name: str
@@ -155,7 +187,8 @@ class GradeResult:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+        # Valid UTF-8 whatever the submission's path or the tests printed (safe_text).
+        return json.dumps(_safe_strings(self.to_dict()), indent=2, sort_keys=False)
 
     @classmethod
     def from_dict(cls, data) -> "GradeResult":

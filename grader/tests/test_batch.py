@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import unittest
+import unittest.mock
 from pathlib import Path
 
 from grader import batch
@@ -301,6 +302,53 @@ class SeedOptionsTest(BatchTestCase):
         self.assertFalse(hasattr(opts, "secret_file"))
 
 
+class SlipTest(BatchTestCase):
+    """An instructor's slips are refused with exit 2 and a hint, before anything is graded or
+    written: one student's labs/ folder, the course repository, a folder with no submission."""
+
+    def assertRefused(self, proc, *words):
+        self.assertRan(proc, 2)
+        self.assertNotIn("Traceback", proc.stderr)
+        for w in words:
+            self.assertIn(w, proc.stderr)
+        self.assertEqual(self.e.called(), [], "nothing may be graded")
+        self.assertFalse(self.e.out.exists(), "nothing may be written")
+
+    def test_one_students_labs_folder(self):
+        make_sub(self.e.subs, "alice")
+        self.e.subs = self.e.subs / "alice" / "labs"          # batch alice/labs
+        self.assertRefused(self.e.run(), "looks like one student's labs/ folder",
+                           LAB1, f"grade --submission {self.e.subs}")
+
+    def test_one_students_labs_folder_with_unknown_lab_names(self):
+        # Folders with a grading.toml are lab folders too (a lab this checkout lacks).
+        (self.e.subs / "99_future").mkdir()
+        (self.e.subs / "99_future" / "grading.toml").write_text("")
+        self.assertRefused(self.e.run(), "looks like one student's labs/ folder", "99_future")
+
+    def test_the_course_repository(self):
+        self.e.subs = self.e.tmp / "repo"
+        for d in ("labs", "solutions", "build", "grader", "common"):
+            (self.e.subs / d).mkdir(parents=True)
+        (self.e.subs / "grader" / "__main__.py").write_text("")
+        self.assertRefused(self.e.run(), "looks like the course repository",
+                           f"grade --submission {self.e.subs / 'labs'}")
+        self.e.subs = REPO                                    # this checkout itself
+        self.assertRefused(self.e.run(), "looks like the course repository")
+
+    def test_empty_folder(self):
+        (self.e.subs / ".git").mkdir()                        # hidden: not a submission
+        (self.e.subs / "notes.txt").write_text("x")
+        self.assertRefused(self.e.run(), f"no submissions found in {self.e.subs}")
+
+    def test_students_named_like_folders_of_the_repository_are_graded(self):
+        # A student called "labs" alone is not a repository.
+        make_sub(self.e.subs, "labs")
+        make_sub(self.e.subs, "bob")
+        self.assertRan(self.e.run())
+        self.assertEqual(sorted(self.e.called()), ["bob", "labs"])
+
+
 class ResumeTest(BatchTestCase):
     def test_grades_all_then_skips_done_and_regrades_changed(self):
         for name in ("alice", "bob", "carol", "dave"):
@@ -400,11 +448,24 @@ class ResumeTest(BatchTestCase):
         self.assertEqual(sorted(self.e.gradebook()), names)
 
 
+def fake_nvidia_smi(folder: Path, uuids: dict) -> str:
+    """A PATH whose nvidia-smi answers `-i N --query-gpu=uuid` from `uuids` (N -> UUID)."""
+    folder.mkdir(exist_ok=True)
+    smi = folder / "nvidia-smi"
+    table = " ".join(f"{k}) echo {v} ;;" for k, v in uuids.items())
+    smi.write_text(f'#!/bin/sh\n[ "$1" = -i ] || exit 9\ncase "$2" in {table} '
+                   f'*) echo "No devices were found"; exit 6 ;; esac\n')
+    smi.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
 class GpuWorkersTest(BatchTestCase):
     def test_never_two_gpu_jobs_on_one_gpu(self):
         for i in range(8):
             make_sub(self.e.subs, f"s{i}")
-        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4)
+        uuids = {"0": "GPU-aaaa-0000", "1": "GPU-bbbb-1111"}
+        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4,
+                          PATH=fake_nvidia_smi(self.e.tmp / "fakebin", uuids))
         self.assertRan(proc)
         runs = self.e.read(self.e.gpu_log)
         self.assertEqual(len(runs), 8)
@@ -413,7 +474,8 @@ class GpuWorkersTest(BatchTestCase):
             by_gpu.setdefault(r["gpu"], []).append(r)
         self.assertEqual(sorted(by_gpu), ["0", "1"], "both GPUs must be used")
         for gpu, spans in by_gpu.items():
-            self.assertTrue(all(r["lock"].endswith(f"cuda-labs-gpu-{gpu}.lock") for r in spans))
+            self.assertTrue(all(r["lock"].endswith(f"cuda-labs-gpu-{uuids[gpu]}.lock")
+                                for r in spans), spans)
             spans.sort(key=lambda r: r["start"])
             for a, b in zip(spans, spans[1:]):
                 self.assertLessEqual(a["end"], b["start"] + 1e-3,
@@ -422,6 +484,24 @@ class GpuWorkersTest(BatchTestCase):
                   if a["start"] < b["end"] and b["start"] < a["end"]]
         self.assertTrue(across, "the two GPUs never worked at the same time: not separate "
                                 "workers")
+
+    def test_lock_named_after_the_gpus_uuid(self):
+        # cgroup-confined GPUs: each Slurm task sees its own GPU as 0; the locks differ.
+        locks = self.e.tmp / "locks"
+        for uuid in ("GPU-aaaa", "GPU-bbbb"):
+            batch.gpu_identity.cache_clear()
+            path = fake_nvidia_smi(self.e.tmp / uuid, {"0": uuid})
+            with unittest.mock.patch.dict(os.environ, {"PATH": path}):
+                self.assertEqual(batch.gpu_lock_path("0", locks),
+                                 locks / f"cuda-labs-gpu-{uuid}.lock")
+        batch.gpu_identity.cache_clear()
+        self.assertEqual(batch.gpu_lock_path("GPU-cccc", locks),
+                         locks / "cuda-labs-gpu-GPU-cccc.lock")
+        self.assertEqual(batch.gpu_lock_path(None, locks), locks / "cuda-labs-gpu-any.lock")
+        # No nvidia-smi, or it does not know the GPU: named after the number, as before.
+        with unittest.mock.patch.dict(os.environ, {"PATH": str(self.e.tmp / "empty")}):
+            self.assertEqual(batch.gpu_lock_path("3", locks), locks / "cuda-labs-gpu-3.lock")
+        batch.gpu_identity.cache_clear()
 
     def test_detect_gpus(self):
         self.assertEqual(batch.detect_gpus({"CUDA_VISIBLE_DEVICES": "2,3"}), ["2", "3"])
@@ -490,7 +570,7 @@ class FailureTest(BatchTestCase):
         make_sub(self.e.subs, "bob", matmul="BUILDFAIL", reduce="BUILDFAIL")
         make_sub(self.e.subs, "carol", reduce="BUILDFAIL")
         alice = ("batch: alice: built and checked, NOT GRADED ON A GPU (no CUDA GPU: no NVIDIA "
-                 "driver found (fake))")
+                 "driver on this machine (fake))")
         for run in ("first", "resume"):
             proc = self.e.run("--gpus", "0", FAKE_GRADE_NO_GPU="1")
             self.assertRan(proc, 3)
@@ -502,7 +582,8 @@ class FailureTest(BatchTestCase):
             self.assertNotIn("no CUDA GPU: no CUDA GPU", proc.stdout, run)
             # carol: one lab built, the other did not: said in the same line
             self.assertIn("batch: carol: built and checked, NOT GRADED ON A GPU (no CUDA GPU: "
-                          "no NVIDIA driver found (fake)); 05_reduction did not build", lines)
+                          "no NVIDIA driver on this machine (fake)); 05_reduction did not "
+                          "build", lines)
             self.assertRegex(proc.stdout, r"batch: [01] graded, 0 failed, 2 not graded on a GPU, "
                                           r"[01] already done", run)
             self.assertIn("on a machine with a GPU", proc.stdout)

@@ -617,6 +617,20 @@ class GradeFlowTest(TempDirTest):
         self.assertFalse(self.sandboxed)
         self.assertTrue(any("WITHOUT the build sandbox" in w for w in r.labs[0].warnings))
 
+    def test_submission_name_that_is_not_utf8(self):
+        # A folder named in Latin-1 (b"caf\xe9"): the results are valid UTF-8 JSON, the byte
+        # shown as an escape, never a lone surrogate.
+        named = self.tmp / os.fsdecode(b"caf\xe9")
+        self.submission.rename(named)
+        self.submission = named
+        r = self.run_grade()
+        self.assertEqual(r.status, "graded")
+        self.assertTrue(r.submission.endswith("caf\\xe9"), r.submission)
+        data = r.to_json().encode("utf-8")           # raises on a lone surrogate
+        back = json.loads(data.decode("utf-8"))
+        self.assertEqual(back["submission"], r.submission)
+        self.assertNotIn(b"\\udc", data)
+
     def test_graded_on_a_gpu(self):
         r = self.run_grade()
         self.assertEqual((r.status, r.exit_code), ("graded", 0))
@@ -849,6 +863,29 @@ class GradeFlowTest(TempDirTest):
         text = console_report.render(r)
         self.assertIn("NOT GRADED ON A GPU", text)
 
+    def test_no_gpu_said_once_plainly_and_no_replay_hint(self):
+        # No driver at all: CUDA's "driver version is insufficient" is not repeated to the user,
+        # the reason is said once for the grading (not once per lab), and there is nothing to
+        # replay, so no --seed hint. The probe's own words stay in the results.
+        raw = ("no NVIDIA driver found (CUDA driver version is insufficient for CUDA runtime "
+               "version (cudaErrorInsufficientDriver))")
+        r = self.run_grade(gpu={"available": False, "reason": raw, "name": ""})
+        self.assertEqual(r.status, "no_gpu")
+        self.assertEqual(r.gpu["reason"], raw)
+        text = console_report.render(r)
+        self.assertNotIn("insufficient", text)
+        self.assertEqual(text.count("no NVIDIA driver on this machine"), 1, text)
+        self.assertIn("NOT GRADED ON A GPU: no CUDA GPU: no NVIDIA driver on this machine", text)
+        self.assertNotIn("--seed", text)
+
+    def test_plain_gpu_reason(self):
+        from grader.grade import plain_gpu_reason
+        self.assertIn("older than this CUDA toolkit",
+                      plain_gpu_reason("CUDA driver version is insufficient for CUDA runtime "
+                                       "version (cudaErrorInsufficientDriver)"))
+        self.assertEqual(plain_gpu_reason("the CUDA runtime found no device"),
+                         "the CUDA runtime found no device")
+
     def test_stage_times_without_a_gpu(self):
         # Issue 19: configure, the harness, the probe for the grading; policy and build stages
         # for the lab; nothing that ran on a GPU
@@ -1060,6 +1097,14 @@ class ReportTest(unittest.TestCase):
         self.assertIn("NOT GRADED ON A GPU: no CUDA GPU: no device", text)
         self.assertNotIn("(results:", text)
 
+    def test_replay_hint_only_when_tests_ran(self):
+        r = self.result()
+        self.assertIn("Replay a lab's inputs", console_report.render(r))
+        for g in r.labs[0].groups:       # a failed build: seeds drawn, nothing ran
+            g.tests = []
+        r.labs[0].status = "build_failed"
+        self.assertNotIn("--seed", console_report.render(r))
+
     def test_render_measured_and_perf_failure(self):
         r = self.result()
         r.labs[0].performance = [PerfResult(max_points=20.0, points=15.0, status="measured",
@@ -1194,12 +1239,35 @@ class CliTest(TempDirTest):
                               "is a file, not a folder", f"e.g. --submission {sub}")
 
     def test_output_where_nothing_can_be_created(self):
-        # the permission bits allow it (root), creating a file does not: refused before grading
-        self.assertUsageError(self.grade_args("-o", "/proc/r.json"), "--output",
-                              "cannot write in /proc")
+        # Refused before grading, whoever runs it. Root passes the permission check (access())
+        # and is stopped by the attempt to create a file; anyone else by the permission check.
+        if os.access("/proc", os.W_OK | os.X_OK):
+            why = "cannot write in /proc"
+        else:
+            why = "the folder /proc is not writable"
+        self.assertUsageError(self.grade_args("-o", "/proc/r.json"), "--output", why)
 
     def test_unknown_lab(self):
         self.assertUsageError(["grade", "nosuchlab"], "unknown lab 'nosuchlab'", LAB)
+
+    def test_lab_number_without_its_zero(self):
+        err = self.assertUsageError(["grade", "1"], "unknown lab '1'",
+                                    "did you mean '01' (01_naive_matmul)?")
+        self.assertNotIn("did you mean", self.assertUsageError(["grade", "9"], "unknown lab '9'"))
+
+    def test_submission_that_is_one_lab_folder(self):
+        sub = self.tmp / "labs"
+        (sub / LAB).mkdir(parents=True)
+        (sub / LAB / "matmul.cu").write_text("// x\n")
+        self.assertUsageError(["grade", "--submission", str(sub / LAB), "--build-dir",
+                               str(self.tmp / "build")],
+                              f"--submission: {sub / LAB} is one lab's folder",
+                              f"e.g. --submission {sub}", f"grade --submission {sub} 01")
+        # A folder that holds the lab folders is taken, whatever its name.
+        (sub / LAB / LAB).mkdir()
+        (sub / LAB / LAB / "matmul.cu").write_text("// x\n")
+        from grader import api
+        api.check_submission_dir(sub / LAB)                  # no error
 
     def test_output_in_a_missing_folder(self):
         self.assertUsageError(self.grade_args("-o", str(self.tmp / "nope" / "r.json")),

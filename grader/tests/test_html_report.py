@@ -180,6 +180,26 @@ class ClassPage(unittest.TestCase):
         self.assertNotIn("<img src=x", self.page)
         self.assertNotIn("MatmulPublic", self.page)   # public tests are not in the table
 
+    def test_not_graded_labs_are_left_out_and_counted(self):
+        # Two of five not graded (no GPU): their 0 is not a score; one did not build: it is.
+        named = html_samples.batch(5)
+        for _, r in named[:2]:
+            r.status = "no_gpu"
+            for lab in r.labs:
+                lab.status, lab.points = "no_gpu", 0.0
+        named[2][1].labs[0].status, named[2][1].labs[0].points = "build_failed", 0.0
+        first = [r.labs[0].points for _, r in named[2:]]
+        page = self.h.class_page(named)
+        self.assertIn(f"n = 3, mean {sum(first) / 3:.2f}", page)
+        self.assertIn("of them 1 scored 0 (did not build", page)
+        self.assertIn("2 not graded (no GPU or a grader error), not counted here", page)
+        # Nobody graded: no histogram for the lab, said so.
+        for _, r in named:
+            r.labs[0].status, r.labs[0].points = "no_gpu", 0.0
+        page = self.h.class_page(named)
+        self.assertNotIn(f"{named[0][1].labs[0].lab}: score distribution", page)
+        self.assertIn("no values; 5 not graded", page)
+
     def test_target_and_floor_lines(self):
         svg = base64.b64decode(images(self.page)[3][2]).decode()
         self.assertIn("<svg", svg)

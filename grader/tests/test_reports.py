@@ -10,6 +10,7 @@ import copy
 import csv
 import io
 import json
+import os
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -437,6 +438,15 @@ class GradebookTest(unittest.TestCase):
         self.assertEqual(reports.submission_name(path, r), "/subs/alice/labs")
         self.assertEqual(reports.submission_name(path, r, "folder"), "alice")
         self.assertEqual(reports.submission_name(Path("/r/bob.json"), r, "file"), "bob")
+
+    def test_names_that_are_not_utf8(self):
+        # Folder names in Latin-1 come from the file system as lone surrogates: escaped.
+        r = make_result()
+        r.submission = os.fsdecode(b"/subs/caf\xe9/labs")
+        path = Path(os.fsdecode(b"/results/j\xf6rg/grade-results.json"))
+        self.assertEqual(reports.submission_name(path, r, "folder"), "j\\xf6rg")
+        self.assertEqual(reports.submission_name(path, r), "/subs/caf\\xe9/labs")
+        json.loads(r.to_json().encode("utf-8"))        # valid UTF-8 JSON
 
 
 class LoadTest(unittest.TestCase):

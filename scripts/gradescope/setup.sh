@@ -4,6 +4,10 @@
 # what the grader needs and builds the harness once, so that a grading only compiles the
 # student's files.
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) echo "usage: setup.sh   (Gradescope runs it once, as root, with no arguments)"
+             sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+esac
 cd "$(dirname "$0")"
 apt-get update
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 git
