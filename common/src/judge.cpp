@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <regex>
@@ -31,6 +32,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include "labkit/device_fill.hpp"
 #include "labkit/fd_io.hpp"
 #include "labkit/sandbox.hpp"
 
@@ -873,6 +875,12 @@ TimedCall Worker::bench_timed(const std::function<void()>& open, const std::func
   p::Reply pong;
   t.outcome = impl_->transact(ping, pong, impl_->options.call_timeout_s, t.message);
   if (t.outcome != Outcome::kOk) return t;
+  // Still off the clock: one empty kernel of the judge's own, run to completion. The executor
+  // loaded a fresh copy of the student's device code at the ping, and the first GPU work of
+  // another context after that pays for it (about 0.13 ms on an H200): here, not in the window.
+  // The calibration worker's calls do the same, so the two windows stay alike.
+  launch_empty_kernel(nullptr);
+  cudaDeviceSynchronize();
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kBenchTimed);
   p::Reply reply;
@@ -921,6 +929,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kRun);
   req.flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
+  if (tool == "memcheck") req.flags |= p::kFlagExactBuffers;
   const size_t calls = std::max<size_t>(call.inputs.size(), 1);
   impl_->layout(call, req, calls, false);
   req.magic = p::kMagic;
@@ -948,8 +957,20 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   ::chmod((dir / "request").c_str(), 0644);
   const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
   if (log < 0) return "";
+  // The tool's report goes to a file of its own: the replayed process (the student's device
+  // code's printf, the launcher's output) writes only to `log`, and cannot write a file, so it
+  // cannot forge a summary line the verdict reads.
+  const fs::path report = dir / "sanitizer-report.txt";
+  {
+    // The tool's front end (not confined, the worker's user) writes it: made for that user.
+    const int fd = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return "";
+    if (impl_->drop && ::fchown(fd, kNobody, kNogroup) != 0) {}
+    ::close(fd);
+  }
   std::vector<std::string> argv = {sanitizer, "--tool", tool, "--print-limit", "10",
-                                   "--error-exitcode", "86", "--show-backtrace", "device"};
+                                   "--error-exitcode", "86", "--show-backtrace", "device",
+                                   "--log-file", report.string()};
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
   if (planned) {
     argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
@@ -974,8 +995,15 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     kill_strays();
     if (r == pid) {
       const off_t size = ::lseek(log, 0, SEEK_END);
-      std::string text(static_cast<size_t>(std::max<off_t>(size, 0)), '\0');
-      if (size > 0 && ::pread(log, text.data(), text.size(), 0) < 0) text.clear();
+      std::string app(static_cast<size_t>(std::max<off_t>(std::min<off_t>(size, 1 << 20), 0)), '\0');
+      if (size > 0 && ::pread(log, app.data(), app.size(), 0) < 0) app.clear();
+      std::string text;
+      {
+        std::ifstream in(report, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        text = ss.str();
+      }
       out = summarize_sanitizer(text);
       const bool exited = WIFEXITED(status);
       if (clean != nullptr) {
@@ -987,15 +1015,15 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
       }
       if (out.empty() && exited && WEXITSTATUS(status) == 86) out = "  errors reported\n";
       // The replayed worker is confined too: say so when the sandbox stopped it.
-      const size_t stopped = text.find("labkit-sandbox: system call ");
+      const size_t stopped = app.find("labkit-sandbox: system call ");
       if (stopped != std::string::npos) {
-        out += "  (the replay " + text.substr(stopped, text.find('\n', stopped) - stopped) + ")\n";
+        out += "  (the replay " + app.substr(stopped, app.find('\n', stopped) - stopped) + ")\n";
       } else if (!(exited && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 86))) {
         out += "  (the replay " + describe_wait(status) + ")\n";
       }
       if (out.empty() && !(exited && WEXITSTATUS(status) == 0)) {
         out = "  (compute-sanitizer " + tool + " " + describe_wait(status) + " without a report:\n" +
-              tail_of(text, 1500) + ")\n";
+              tail_of(text + app, 1500) + ")\n";
       }
     }
   }

@@ -143,7 +143,8 @@ class Runner {
       // Before a timed call: the plan and a fresh copy of the device code, off the clock.
       if (bench_ready_ && bench_variant_ != nullptr && bench_variant_->prepare) {
         Call call = bench_call();
-        bench_variant_->prepare(call, false);
+        bench_variant_->prepare(call, false, true, bench_first_);
+        bench_first_ = false;
       }
       return reply;
     }
@@ -328,7 +329,7 @@ class Runner {
         }
       }
       CUDA_CHECK(cudaDeviceSynchronize());
-      if (v->prepare) v->prepare(call, (req.flags & p::kFlagCapture) != 0);
+      if (v->prepare) v->prepare(call, (req.flags & p::kFlagCapture) != 0, false, false);
 
       if (req.flags & p::kFlagCapture) {
         const std::string problem = launch_captured(*v, call);
@@ -424,6 +425,7 @@ class Runner {
       CUDA_CHECK(cudaEventCreate(&stop_));
     }
     bench_ready_ = true;
+    bench_first_ = true;
     CUDA_CHECK(cudaDeviceSynchronize());
     return reply;
   }
@@ -477,6 +479,7 @@ class Runner {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   const Variant* bench_variant_ = nullptr;
   bool bench_ready_ = false;
+  bool bench_first_ = false;
   p::Request bench_req_;
   std::vector<std::unique_ptr<DeviceBuffer<char>>> bench_bufs_;  // shared with the judge
   std::vector<std::unique_ptr<GuardedBuffer>> kept_;  // kFlagKeepOnDevice: until the next request
@@ -517,7 +520,7 @@ int replay(const char* path, const std::vector<Variant>& variants) {
     std::fprintf(stderr, "labkit-replay: %s is not a saved request\n", path);
     return 2;
   }
-  g_guard_bytes = 0;
+  g_guard_bytes = (req.flags & p::kFlagExactBuffers) != 0 ? 0 : p::kGuardBytes;
   Arena arena(-1);
   arena.adopt(std::move(arena_bytes));
   Runner runner(variants, arena, true);

@@ -77,6 +77,10 @@ struct BufferDesc {
 
 enum Flags : uint32_t {
   kFlagCapture = 1u << 0,   // record the launcher under stream capture, then replay the graph
+  kFlagExactBuffers = 1u << 2,  // a saved request replayed under memcheck: buffers of their
+                                // exact size, no canaries (memcheck then names the first byte
+                                // past the end); racecheck replays keep them, so the buffers'
+                                // layout is the graded call's
   kFlagKeepOnDevice = 1u << 1,  // kRun of one call: the outputs are not copied to the arena;
                                 // they stay in the worker's buffers until its next request, and
                                 // the reply's ipc_handles hold those buffers' allocations (the

@@ -52,7 +52,8 @@ struct Variant {
   // The executor's variants (planned): gets the call's plan from the planner and loads a fresh
   // copy of the device code, before the call and outside any capture or timed window. The
   // launch that follows runs that plan; without a prepare first, launch prepares itself.
-  std::function<void(const Call&, bool captured)> prepare;
+  // `timed`: a benchmark's call (`first`: its first since the benchmark's buffers were set up).
+  std::function<void(const Call&, bool captured, bool timed, bool first)> prepare;
 };
 
 // A lab's variant table, each launcher called through the op family's `invoke`.
