@@ -248,6 +248,40 @@ class Executor {
 
   const std::vector<std::string>& names() const { return names_; }
 
+  // The last call's plan, as SavedPlan and its ops (protocol.hpp, kPlanOf).
+  int64_t plan_of(char* out, uint64_t cap) const {
+    if (last_variant_.empty() || !error_.empty()) return -1;
+    pl::SavedPlan sp;
+    sp.n_ops = n_ops_;
+    sp.n_buffers = 8;
+    std::snprintf(sp.variant, sizeof(sp.variant), "%s", last_variant_.c_str());
+    for (int b = 0; b < 8; ++b) sp.fake[b] = fakes_[b];
+    sp.bytes = plan_.size();
+    if (cap < sizeof(sp) || plan_.size() > cap - sizeof(sp)) return -1;
+    std::memcpy(out, &sp, sizeof(sp));
+    if (!plan_.empty()) std::memcpy(out + sizeof(sp), plan_.data(), plan_.size());
+    return static_cast<int64_t>(sizeof(sp) + plan_.size());
+  }
+
+  // Replays a saved plan (--plan FILE) instead of starting a planner: the device code is read
+  // from the planner binary all the same.
+  void start_saved(const std::string& file) {
+    code_error_ = extract_fatbin(read_file(planner_path_), fatbin_);
+    if (!code_error_.empty()) fatbin_.clear();
+    const std::vector<char> bytes = read_file(file);
+    pl::SavedPlan sp;
+    if (!get(bytes, 0, sp) || sp.magic != pl::kSavedMagic || sp.bytes != bytes.size() - sizeof(sp) ||
+        sp.n_ops > pl::kMaxOps) {
+      die("the saved plan " + file + " is not valid");
+    }
+    sp.variant[pl::kVariantNameLen - 1] = '\0';
+    names_ = {sp.variant};
+    for (int b = 0; b < 8; ++b) fakes_[b] = sp.fake[b];
+    saved_plan_.assign(bytes.begin() + sizeof(sp), bytes.end());
+    saved_n_ops_ = sp.n_ops;
+    saved_ = true;
+  }
+
   // After CUDA is up: load the device code once, and send the planner what it may know.
   std::string after_cuda_init() {
     if (helpers_) labkit::ops::conv::gemm_setup();
@@ -310,7 +344,7 @@ class Executor {
       append(snap, name.data(), name.size());
       append(snap, p.sizes.data(), p.sizes.size() * sizeof(uint32_t));
     }
-    if (!send_frame(pl::Type::kSnapshot, snap)) planner_died("before its snapshot");
+    if (!saved_ && !send_frame(pl::Type::kSnapshot, snap)) planner_died("before its snapshot");
     return "";
   }
 
@@ -334,13 +368,25 @@ class Executor {
         return;
       }
     }
+    if (saved_) {
+      // A replay of a saved plan: these ops, the planner never asked.
+      plan_ = saved_plan_;
+      n_ops_ = saved_n_ops_;
+      warm_kernels();
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+      prepared_ = true;
+      return;
+    }
     pl::PlanRequest req;
     std::snprintf(req.variant, sizeof(req.variant), "%s", variant.c_str());
     req.n_params = static_cast<uint32_t>(std::min(call.n_params, 16));
     req.n_buffers = static_cast<uint32_t>(std::min(call.n_buffers, 8));
     for (uint32_t i = 0; i < req.n_params; ++i) req.params[i] = call.params[i];
+    last_variant_ = variant;
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
       req.buffers[b] = fake_address(b, call);
+      fakes_[b] = req.buffers[b];
       req.buffer_bytes[b] = call.buffer_bytes != nullptr ? call.buffer_bytes[b] : 0;
     }
     req.stream = kStreamToken;
@@ -544,9 +590,9 @@ class Executor {
     return kFakeBase + static_cast<uint64_t>(b + 1) * kFakeStride +
            (reinterpret_cast<uint64_t>(call.buffers[b]) & 0xFFFFFull);
   }
-  static uint64_t relocate(uint64_t v, const Call& call) {
-    for (int b = 0; b < call.n_buffers && call.buffer_bytes != nullptr; ++b) {
-      const uint64_t fake = fake_address(b, call);
+  uint64_t relocate(uint64_t v, const Call& call) const {
+    for (int b = 0; b < call.n_buffers && b < 8 && call.buffer_bytes != nullptr; ++b) {
+      const uint64_t fake = fakes_[b];
       if (v >= fake && v - fake <= call.buffer_bytes[b]) {
         return reinterpret_cast<uint64_t>(call.buffers[b]) + (v - fake);
       }
@@ -711,6 +757,11 @@ class Executor {
 
   std::string planner_path_;
   bool helpers_;
+  uint64_t fakes_[8] = {};        // the addresses the launcher was given in the current call
+  std::string last_variant_;
+  bool saved_ = false;            // replaying a saved plan (--plan)
+  std::vector<char> saved_plan_;
+  uint32_t saved_n_ops_ = 0;
   pid_t pid_ = -1;
   int to_ = -1, from_ = -1;
   std::vector<std::string> names_;
@@ -731,7 +782,7 @@ class Executor {
 }  // namespace
 
 int executor_main(int argc, char** argv) {
-  std::string planner, replay;
+  std::string planner, replay, saved;
   bool helpers = false, serve = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -739,6 +790,8 @@ int executor_main(int argc, char** argv) {
       planner = argv[++i];
     } else if (a == "--replay" && i + 1 < argc) {
       replay = argv[++i];
+    } else if (a == "--plan" && i + 1 < argc) {
+      saved = argv[++i];
     } else if (a == "--serve") {
       serve = true;
     } else if (a == "--helpers") {
@@ -752,7 +805,7 @@ int executor_main(int argc, char** argv) {
     std::fprintf(stderr,
                  "%s: the executor; the lab's _test and _bench programs start it.\n"
                  "  %s --serve --planner PATH [--helpers]\n"
-                 "  %s --replay FILE --planner PATH [--helpers]   (compute-sanitizer)\n",
+                 "  %s --replay FILE --planner PATH [--plan SAVED] [--helpers]   (compute-sanitizer)\n",
                  argv[0], argv[0], argv[0]);
     return 2;
   }
@@ -760,7 +813,12 @@ int executor_main(int argc, char** argv) {
   // launch (inside it).
   ::setenv("CUDA_MODULE_LOADING", "EAGER", 1);
   static Executor exec(planner, helpers);
-  exec.start();
+  if (!saved.empty() && !replay.empty()) {
+    exec.start_saved(saved);
+  } else {
+    exec.start();
+  }
+  set_plan_of([](char* out, uint64_t cap) { return exec.plan_of(out, cap); });
   std::vector<Variant> variants;
   for (const std::string& name : exec.names()) {
     Variant v;

@@ -34,6 +34,7 @@
 
 #include "labkit/device_fill.hpp"
 #include "labkit/fd_io.hpp"
+#include "labkit/plan.hpp"
 #include "labkit/sandbox.hpp"
 
 extern char** environ;
@@ -955,6 +956,30 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     if (!ok) return "";
   }
   ::chmod((dir / "request").c_str(), 0644);
+  // The plan the graded call ran, from the executor that ran it: the replay runs that plan and
+  // never asks a planner, so nothing the student's host code knows (how many calls it has
+  // planned, in which process) can make the checked run differ from the graded one.
+  bool saved_plan = false;
+  if (planned && req.calls == 1 && impl_->pid > 0) {
+    p::Request ask;
+    ask.op = static_cast<uint32_t>(p::Op::kPlanOf);
+    ask.calls = 1;
+    p::Reply got;
+    std::string why;
+    impl_->ensure_arena(uint64_t{8} << 20);
+    if (impl_->transact(ask, got, impl_->options.call_timeout_s, why) == Outcome::kOk) {
+      labkit::plan::SavedPlan sp;
+      std::memcpy(&sp, impl_->arena, sizeof(sp));
+      if (sp.magic == labkit::plan::kSavedMagic && sp.bytes <= impl_->arena_size - sizeof(sp)) {
+        FILE* f = std::fopen((dir / "plan").c_str(), "wb");
+        if (f != nullptr) {
+          saved_plan = std::fwrite(impl_->arena, sizeof(sp) + sp.bytes, 1, f) == 1;
+          saved_plan = std::fclose(f) == 0 && saved_plan;
+          ::chmod((dir / "plan").c_str(), 0644);
+        }
+      }
+    }
+  }
   const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
   if (log < 0) return "";
   // The tool's report goes to a file of its own: the replayed process (the student's device
@@ -974,6 +999,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
   if (planned) {
     argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
+    if (saved_plan) argv.insert(argv.end(), {"--plan", (dir / "plan").string()});
     if (impl_->options.helpers) argv.push_back("--helpers");
   }
   std::vector<std::string> env = worker_environment(dir.string());

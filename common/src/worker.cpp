@@ -78,6 +78,7 @@ class Arena {
 uint64_t g_guard_bytes = p::kGuardBytes;
 
 std::function<std::string()> g_after_cuda_init;
+std::function<int64_t(char*, uint64_t)> g_plan_of;
 
 // Merges a buffer's canary check into the reply's worst case over the calls.
 void merge(const p::GuardInfo& g, p::GuardInfo& info) {
@@ -158,6 +159,11 @@ class Runner {
         case p::Op::kRun: return run(req, reply);
         case p::Op::kBenchSetup: return bench_setup(req, reply);
         case p::Op::kBenchTimed: return bench_timed(reply);
+        case p::Op::kPlanOf: {
+          const int64_t n = g_plan_of ? g_plan_of(arena_.at(0), arena_.size()) : -1;
+          if (n < 0) return bad(reply, "no plan to give");
+          return reply;
+        }
         default: return bad(reply, "unknown request");
       }
     } catch (const CudaError& e) {
@@ -543,6 +549,7 @@ int replay(const char* path, const std::vector<Variant>& variants) {
 }  // namespace
 
 void set_after_cuda_init(std::function<std::string()> hook) { g_after_cuda_init = std::move(hook); }
+void set_plan_of(std::function<int64_t(char*, uint64_t)> hook) { g_plan_of = std::move(hook); }
 
 int main(int argc, char** argv, const std::vector<Variant>& variants) {
   if (argc == 3 && std::strcmp(argv[1], "--replay") == 0) return replay(argv[2], variants);

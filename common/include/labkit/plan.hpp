@@ -140,6 +140,20 @@ struct HelperOp {
   uint64_t stream = 0;
 };
 
+// A call's plan as the executor ran it, for a replay under compute-sanitizer (protocol.hpp,
+// kPlanOf; the executor's --plan FILE): the replay runs these ops, never asking a planner, so
+// the checked run is the graded run's plan. Followed by `bytes` of ops.
+inline constexpr uint32_t kSavedMagic = 0x50565344u;  // "DSVP"
+struct SavedPlan {
+  uint32_t magic = kSavedMagic;
+  uint32_t n_ops = 0;
+  uint32_t n_buffers = 0;
+  uint32_t reserved = 0;
+  char variant[kVariantNameLen] = {};
+  uint64_t fake[8] = {};  // the addresses the launcher was given, in the order of the buffers
+  uint64_t bytes = 0;
+};
+
 // In the planner (planner.cpp): records a call of a helper the lab gives (a family's
 // recording stub calls it); the executor runs it, if this variant is given it.
 void record_helper(Helper helper, const int64_t* ints, uint32_t n_ints, const void* stream);

@@ -34,6 +34,8 @@ enum class Op : uint32_t {
   kQuit = 8,
   kPing = 9,        // nothing: answered at once. The judge sends one before each timed call so
                     // that the worker is awake (polling its pipe) when the clock starts
+  kPlanOf = 10,     // the executor writes the plan its last call ran into the arena at 0
+                    // (plan.hpp, SavedPlan): the race check replays that very plan
 };
 
 enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };

@@ -83,6 +83,10 @@ int executor_main(int argc, char** argv);
 // worker cannot serve.
 void set_after_cuda_init(std::function<std::string()> hook);
 
+// Writes the plan of the executor's last call (plan.hpp, SavedPlan) into `out` (at most `cap`
+// bytes); its size, or -1 when there is none or it does not fit (protocol.hpp, kPlanOf).
+void set_plan_of(std::function<int64_t(char* out, uint64_t cap)> hook);
+
 }  // namespace labkit::worker
 
 // One row of a lab's X-macro variant table, for labkit::*::bind({...}).
