@@ -297,6 +297,9 @@ class Executor {
       const std::string why = load();
       if (!why.empty()) return why;
     }
+    // A saved plan's replay asks no planner: nothing to tell it (and no queries for the tool to
+    // report).
+    if (saved_) return "";
     std::vector<char> snap;
     pl::Snapshot s;
     s.prop_bytes = sizeof(cudaDeviceProp);
