@@ -7,7 +7,6 @@
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 namespace labkit {
@@ -58,58 +57,12 @@ __global__ void reduce_f32_kernel(float* out, labkit::ops::reduce::ReduceDist d)
 
 __global__ void count_not_reduce_f32_kernel(const float* a, labkit::ops::reduce::ReduceDist d,
                                             unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.n;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::reduce::reduce_value(d, i));
-  }
-  if (mine != 0) atomicAdd(differ, mine);
-}
-
-// Sum and sum of |x| in double: per thread, then per block (shared memory tree), then one
-// double atomicAdd per block; the order of the atomics changes the result by far less than a
-// float's rounding.
-__global__ void sum_abs_f64_kernel(const float* x, size_t count, double* out) {
-  __shared__ double sums[kThreads], abs_sums[kThreads];
-  double s = 0, a = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    const double v = x[i];
-    s += v;
-    a += fabs(v);
-  }
-  sums[threadIdx.x] = s;
-  abs_sums[threadIdx.x] = a;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      sums[threadIdx.x] += sums[threadIdx.x + half];
-      abs_sums[threadIdx.x] += abs_sums[threadIdx.x + half];
+    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::reduce::reduce_value(d, i))) {
+      atomicAdd(differ, 1ull);
     }
-    __syncthreads();
   }
-  if (threadIdx.x == 0) {
-    atomicAdd(&out[0], sums[0]);
-    atomicAdd(&out[1], abs_sums[0]);
-  }
-}
-
-// The exact sum of 32-bit ints in 64 bits (two's complement: exact modulo 2^64, so exact for
-// any sum that fits): per thread, per block, one 64-bit atomicAdd per block.
-__global__ void sum_i32_i64_kernel(const int32_t* x, size_t count, unsigned long long* out) {
-  __shared__ unsigned long long sums[kThreads];
-  unsigned long long s = 0;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    s += static_cast<unsigned long long>(static_cast<long long>(x[i]));
-  }
-  sums[threadIdx.x] = s;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) sums[threadIdx.x] += sums[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) atomicAdd(out, sums[0]);
 }
 
 __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool square) {
@@ -117,36 +70,6 @@ __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool s
        i += size_t{gridDim.x} * blockDim.x) {
     const double v = in[i];
     out[i] = square ? v * v : v;
-  }
-}
-
-__global__ void conv_reference_f64_kernel(const float* x, const float* w, int n, int c_in, int h,
-                                          int width, int c_out, int k, int stride, int pad,
-                                          int h_out, int w_out, double* y, double* sq) {
-  const size_t total = size_t(n) * c_out * h_out * w_out;
-  for (size_t o = blockIdx.x * size_t{blockDim.x} + threadIdx.x; o < total;
-       o += size_t{gridDim.x} * blockDim.x) {
-    const int ow = int(o % w_out), oh = int(o / w_out % h_out);
-    const int co = int(o / (size_t(w_out) * h_out) % c_out);
-    const int img = int(o / (size_t(w_out) * h_out * c_out));
-    double s = 0, a = 0;
-    for (int ci = 0; ci < c_in; ++ci) {
-      const float* xc = x + (size_t(img) * c_in + ci) * h * width;
-      const float* wc = w + (size_t(co) * c_in + ci) * k * k;
-      for (int i = 0; i < k; ++i) {
-        const int ih = oh * stride - pad + i;
-        if (ih < 0 || ih >= h) continue;
-        for (int j = 0; j < k; ++j) {
-          const int iw = ow * stride - pad + j;
-          if (iw < 0 || iw >= width) continue;
-          const double t = double(wc[i * k + j]) * double(xc[size_t(ih) * width + iw]);
-          s += t;
-          a += t * t;
-        }
-      }
-    }
-    y[o] = s;
-    sq[o] = a;
   }
 }
 
@@ -159,12 +82,12 @@ __global__ void spmv_x_kernel(float* out, labkit::ops::spmv::SpmvX d) {
 
 __global__ void count_not_spmv_x_kernel(const float* a, labkit::ops::spmv::SpmvX d,
                                         unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::spmv::spmv_x_value(d, i));
+    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::spmv::spmv_x_value(d, i))) {
+      atomicAdd(differ, 1ull);
+    }
   }
-  if (mine != 0) atomicAdd(differ, mine);
 }
 
 __global__ void row_ptr_even_kernel(int32_t* out, size_t count, uint64_t nnz) {
@@ -178,12 +101,10 @@ __global__ void row_ptr_even_kernel(int32_t* out, size_t count, uint64_t nnz) {
 __global__ void count_not_row_ptr_even_kernel(const int32_t* a, size_t count, uint64_t nnz,
                                               unsigned long long* differ) {
   const uint64_t rows = count - 1;
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += a[i] != static_cast<int32_t>(i * nnz / rows);
+    if (a[i] != static_cast<int32_t>(i * nnz / rows)) atomicAdd(differ, 1ull);
   }
-  if (mine != 0) atomicAdd(differ, mine);
 }
 
 __global__ void conv_f32_kernel(float* out, labkit::ops::conv::ConvDist d) {
@@ -195,72 +116,42 @@ __global__ void conv_f32_kernel(float* out, labkit::ops::conv::ConvDist d) {
 
 __global__ void count_not_conv_f32_kernel(const float* a, labkit::ops::conv::ConvDist d,
                                           unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += __float_as_uint(a[i]) != __float_as_uint(labkit::ops::conv::conv_value(d, i));
-  }
-  if (mine != 0) atomicAdd(differ, mine);
-}
-
-// Each row's sum of a x and of |a x| in double: a warp per row, lanes striding the row (in 64
-// bits: a row may end at 2^31 - 1), then shuffles.
-__global__ void spmv_reference_f64_kernel(const int32_t* row_ptr, const int32_t* col_idx,
-                                          const float* values, const float* x, int64_t rows,
-                                          double* ref, double* abs_ref) {
-  const int lane = threadIdx.x % 32;
-  const long long warps = static_cast<long long>(gridDim.x) * (blockDim.x / 32);
-  for (long long r = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
-       r < rows; r += warps) {
-    double s = 0, a = 0;
-    for (int64_t e = row_ptr[r] + static_cast<int64_t>(lane); e < row_ptr[r + 1]; e += 32) {
-      const double term = static_cast<double>(values[e]) * static_cast<double>(x[col_idx[e]]);
-      s += term;
-      a += fabs(term);
-    }
-    for (int off = 16; off > 0; off /= 2) {
-      s += __shfl_down_sync(0xffffffffu, s, off);
-      a += __shfl_down_sync(0xffffffffu, a, off);
-    }
-    if (lane == 0) {
-      ref[r] = s;
-      abs_ref[r] = a;
+    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::conv::conv_value(d, i))) {
+      atomicAdd(differ, 1ull);
     }
   }
 }
 
 __global__ void empty_kernel() {}
 
-// Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`.
+// Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`. Every
+// count_* kernel is a tally, not a reduction: each differing element adds 1 on its own (one
+// atomic per mismatch, none in the common case where nothing differs).
 __global__ void count_not_uniform_f32_kernel(const float* a, size_t count, uint64_t seed, float lo,
                                              float hi, unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     const float want = uniform_f32(seed, i, lo, hi);
-    mine += __float_as_uint(a[i]) != __float_as_uint(want);
+    if (__float_as_uint(a[i]) != __float_as_uint(want)) atomicAdd(differ, 1ull);
   }
-  if (mine != 0) atomicAdd(differ, mine);
 }
 
 __global__ void count_not_uniform_i32_kernel(const int32_t* a, size_t count, uint64_t seed,
                                              int32_t lo, int32_t hi, unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += a[i] != uniform_i32(seed, i, lo, hi);
+    if (a[i] != uniform_i32(seed, i, lo, hi)) atomicAdd(differ, 1ull);
   }
-  if (mine != 0) atomicAdd(differ, mine);
 }
 
 __global__ void count_differences_kernel(const uint32_t* a, const uint32_t* b, size_t words,
                                          unsigned long long* differ) {
-  unsigned long long mine = 0;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
        i += size_t{gridDim.x} * blockDim.x) {
-    mine += a[i] != b[i];
+    if (a[i] != b[i]) atomicAdd(differ, 1ull);
   }
-  if (mine != 0) atomicAdd(differ, mine);
 }
 
 template <typename Launch>
@@ -382,33 +273,6 @@ uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool wei
   });
 }
 
-SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream) {
-  SumAbs r;
-  if (count == 0) return r;
-  DeviceBuffer<double> d(2);
-  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, 2 * sizeof(double), stream));
-  sum_abs_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d.get());
-  LABKIT_CHECK_LAUNCH();
-  double host[2] = {0, 0};
-  CUDA_CHECK(cudaMemcpyAsync(host, d.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  r.sum = host[0];
-  r.abs_sum = host[1];
-  return r;
-}
-
-int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream) {
-  if (count == 0) return 0;
-  DeviceBuffer<unsigned long long> d(1);
-  CUDA_CHECK(cudaMemsetAsync(d.get(), 0, sizeof(unsigned long long), stream));
-  sum_i32_i64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(x, count, d.get());
-  LABKIT_CHECK_LAUNCH();
-  unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, d.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return static_cast<int64_t>(host);
-}
-
 void fill_row_ptr_even(int32_t* out, size_t count, uint64_t nnz, cudaStream_t stream) {
   if (count < 2) throw std::invalid_argument("labkit::fill_row_ptr_even: no rows");
   row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, count, nnz);
@@ -420,17 +284,6 @@ uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cu
   return count_on_device(stream, [&](unsigned long long* differ) {
     count_not_row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, nnz, differ);
   });
-}
-
-void spmv_reference_f64(const int32_t* row_ptr, const int32_t* col_idx, const float* values,
-                        const float* x, int64_t rows, double* ref, double* abs_ref,
-                        cudaStream_t stream) {
-  if (rows <= 0) return;
-  const size_t blocks = std::min<size_t>((static_cast<size_t>(rows) * 32 + kThreads - 1) / kThreads,
-                                         65536 * 4);
-  spmv_reference_f64_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
-      row_ptr, col_idx, values, x, rows, ref, abs_ref);
-  LABKIT_CHECK_LAUNCH();
 }
 
 void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
@@ -496,18 +349,6 @@ void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_
   if (count == 0) return;
   to_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count, square);
   LABKIT_CHECK_LAUNCH();
-}
-
-void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
-                        int c_out, int k, int stride, int pad, double* y, double* sq,
-                        cudaStream_t stream) {
-  const int h_out = (h + 2 * pad - k) / stride + 1, w_out = (width + 2 * pad - k) / stride + 1;
-  const size_t total = size_t(n) * c_out * h_out * w_out;
-  if (total == 0) return;
-  conv_reference_f64_kernel<<<blocks_for(total), kThreads, 0, stream>>>(
-      x, w, n, c_in, h, width, c_out, k, stride, pad, h_out, w_out, y, sq);
-  LABKIT_CHECK_LAUNCH();
-  CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 void abs_f32(float* data, size_t count, cudaStream_t stream) {

@@ -281,8 +281,10 @@ class InterfaceDefinitionsTest(unittest.TestCase):
                 if er.kernel_code(text, [t[0] for t in tokens], er.defined_functions(tokens)):
                     kernels.append(rel)
         self.assertEqual(kernels, ["common/src/device_compare.cu", "common/src/device_fill.cu",
+                                   "common/src/device_reference.cu",
                                    "common/src/gpu_ceilings_main.cu",
-                                   "common/tests/guard_kernels.cu"])
+                                   "common/tests/guard_kernels.cu",
+                                   "common/tests/planner_demo.cu"])
         line = self.check()
         # Every lab's launchers (17 in labs 01-08), each looked for outside its starter.
         count = len(er.interface_functions(REPO))
@@ -657,6 +659,192 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(rc, 2)
         rc, err = self.run_script("x", "--labs")
         self.assertEqual(rc, 2)
+
+
+def write_real_release(dest: Path) -> list:
+    """Step 3 of the export (every lab) into `dest`, no checks. -> the files on disk."""
+    labs = er.discover_labs(REPO)
+    checkout, _untracked = er.list_checkout(REPO)
+    files, _left_out = er.select(checkout, labs, labs)
+    adapt = er.grader_adaptations(REPO, files, labs, labs)
+    er.write_release(REPO, dest, files, labs, {lab: er.student_files(REPO, lab) for lab in labs},
+                     adapt)
+    return er.release_files(dest)
+
+
+class RealReleaseTest(unittest.TestCase):
+    """This checkout's release, written once: its kernels and the paths its docs name."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        cls.dest = Path(cls.tmp.name)
+        cls.files = write_real_release(cls.dest)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_kernel_of_the_release_is_on_the_allow_list(self):
+        checked, stale = er.check_kernels(self.dest, self.files)
+        self.assertGreater(checked, 10)
+        self.assertEqual(stale, [], "KERNEL_ALLOWLIST names kernels that are gone")
+        # The allow-list names files that the release holds, and no lab's starter.
+        for rel in er.KERNEL_ALLOWLIST:
+            self.assertIn(rel, self.files)
+            self.assertFalse(rel.startswith("labs/"), rel)
+
+    def test_no_judge_kernel_computes_a_labs_sum(self):
+        # What device_fill.cu used to hold: a shared-memory tree, a warp-per-row SpMV with
+        # shuffles, a direct convolution. None of their marks is left in common/.
+        for rel in self.files:
+            if rel.startswith("common/") and PurePosixPath(rel).suffix in (".cu", ".cuh"):
+                words = {t[0] for t in er.code_tokens((self.dest / rel).read_text())}
+                for mark in ("__shfl_down_sync", "__shfl_xor_sync", "__syncthreads",
+                             "__shared__"):
+                    self.assertNotIn(mark, words, f"{rel}: {mark}")
+
+    def test_instructor_guides_are_left_out(self):
+        for doc in er.INSTRUCTOR_DOCS:
+            self.assertTrue((REPO / doc).is_file(), doc)
+            self.assertNotIn(doc, self.files)
+        self.assertIn("docs/student-guide.md", self.files)
+
+    def test_every_path_a_shipped_doc_names_is_in_the_release(self):
+        self.assertEqual(er.missing_doc_paths(self.dest, self.files), [])
+
+
+class KernelCheckTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        self.dest = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check(self, files: dict, allow: dict):
+        for rel, text in files.items():
+            write(self.dest, rel, text)
+        return er.check_kernels(self.dest, sorted(files), allow)
+
+    TREE = """\
+namespace labkit { namespace {
+__global__ void fill_kernel(float* p, int n) { if (threadIdx.x < n) p[threadIdx.x] = 0; }
+template <typename T>
+__global__ void __launch_bounds__(256) sum_kernel(const T* x, int n, T* out) {
+  __shared__ T s[256];
+  s[threadIdx.x] = threadIdx.x < n ? x[threadIdx.x] : T(0);
+  __syncthreads();
+  for (int h = blockDim.x / 2; h > 0; h /= 2) {
+    if (threadIdx.x < h) s[threadIdx.x] += s[threadIdx.x + h];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = s[0];
+}
+__global__ void later(int* p);
+__global__ void emptied(int* p) {}
+}}
+"""
+
+    def test_a_kernel_not_on_the_allow_list_stops_the_export(self):
+        allow = {"common/src/x.cu": {"fill_kernel": "a fill"}}
+        with self.assertRaises(er.ExportError) as cm:
+            self.check({"common/src/x.cu": self.TREE}, allow)
+        msg = str(cm.exception)
+        self.assertIn("common/src/x.cu:4: kernel sum_kernel is not on the allow-list", msg)
+        self.assertNotIn("fill_kernel", msg)
+        self.assertNotIn("later", msg)      # a prototype
+        self.assertNotIn("emptied", msg)    # an empty body computes nothing
+
+    def test_allowed_by_file_and_name(self):
+        allow = {"common/src/x.cu": {"fill_kernel": "a fill", "sum_kernel": "reviewed"},
+                 "common/src/gone.cu": {"old_kernel": "gone"}}
+        checked, stale = self.check({"common/src/x.cu": self.TREE}, allow)
+        self.assertEqual(checked, 2)
+        self.assertEqual(stale, [])   # gone.cu is not in the release: nothing to say
+        # The same kernel in another file is not allowed by the first file's entry.
+        with self.assertRaises(er.ExportError) as cm:
+            self.check({"common/src/x.cu": self.TREE, "common/src/y.cu": self.TREE}, allow)
+        self.assertIn("common/src/y.cu:2: kernel fill_kernel", str(cm.exception))
+
+    def test_a_kernel_behind_a_macro_or_if0_is_refused(self):
+        macro = "#define K __global__\nK void k(float* p) { p[0] = 1; }\n"
+        if0 = "#if 0\n__global__ void k(float* p) { p[0] = 1; }\n#endif\n"
+        for text in (macro, if0):
+            with self.assertRaises(er.ExportError) as cm:
+                self.check({"common/src/m.cu": text}, {})
+            self.assertIn("common/src/m.cu:", str(cm.exception))
+            self.assertIn("outside a kernel definition", str(cm.exception))
+
+    def test_the_labs_starters_are_not_checked(self):
+        lab = er.discover_labs(REPO)[0]
+        starter = f"labs/{lab}/{er.student_files(REPO, lab)[0]}"
+        checked, _stale = self.check({starter: self.TREE}, {})
+        self.assertEqual(checked, 0)
+        with self.assertRaises(er.ExportError):
+            self.check({f"labs/{lab}/other.cu": self.TREE}, {})
+
+
+class DocPathsTest(unittest.TestCase):
+    def test_paths_named_in_code_and_links(self):
+        text = ("See `common/src/x.cu` and [the guide](docs/guide.md), `labs/<lab>/README.md`,\n"
+                "`tests/` of a lab, and `scripts/gone --flag`.\n")
+        self.assertEqual(er.doc_paths(text), [(1, "common/src/x.cu"), (1, "docs/guide.md"),
+                                              (1, "labs/<lab>/README.md"), (2, "scripts/gone")])
+
+    def test_missing_paths(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            dest = Path(tmp)
+            write(dest, "common/src/x.cu", "")
+            write(dest, "docs/a.md", "`common/src/x.cu`, `common/src/`, [b](b.md), "
+                                     "`solutions/01/x.cu`, `docs/instructor-guide.md`\n"
+                                     "`scripts/gone` and [c](c.md)\n")
+            write(dest, "docs/b.md", "")
+            files = er.release_files(dest)
+            self.assertEqual(er.missing_doc_paths(dest, files),
+                             ["docs/a.md:2: scripts/gone"])
+            # c.md is a relative link that docs/ does not hold either; top-level paths only are
+            # read, so it is not a claim this check makes (b.md resolves).
+
+
+class GradedRunTest(unittest.TestCase):
+    def course(self, text):
+        tmp = tempfile.TemporaryDirectory(prefix="export-release-test-")
+        self.addCleanup(tmp.cleanup)
+        if text is not None:
+            write(Path(tmp.name), "course.toml", text)
+        return Path(tmp.name)
+
+    def test_an_empty_where_is_refused_unless_allowed(self):
+        for text in (None, "[graded_run]\nwhere = \"\"\n", "[graded_run]\nwhere = \"  \"\n"):
+            repo = self.course(text)
+            with self.assertRaises(er.ExportError) as cm:
+                er.check_graded_run(repo, False)
+            self.assertEqual(cm.exception.code, er.EXIT_USAGE)
+            self.assertIn("[graded_run] where is empty", str(cm.exception))
+            self.assertIn("--allow-no-graded-run", str(cm.exception))
+            er.check_graded_run(repo, True)   # allowed: no error
+
+    def test_a_set_where_passes(self):
+        er.check_graded_run(self.course("[graded_run]\nwhere = \"Push: CI grades it.\"\n"), False)
+
+    def test_a_broken_course_file_is_a_usage_error(self):
+        with self.assertRaises(er.ExportError) as cm:
+            er.check_graded_run(self.course("[graded_run]\nwhen = 1\n"), True)
+        self.assertEqual(cm.exception.code, er.EXIT_USAGE)
+        self.assertIn("unknown key 'when'", str(cm.exception))
+
+    def test_the_command_line_says_so_before_building(self):
+        # This checkout's course.toml is the template: its where is empty.
+        if er.load_course_where(REPO):
+            self.skipTest("course.toml sets [graded_run] where")
+        with tempfile.TemporaryDirectory() as tmp:
+            proc = subprocess.run([sys.executable, str(SCRIPT), str(Path(tmp) / "out")],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("--allow-no-graded-run", proc.stderr)
+            self.assertNotIn("Traceback", proc.stderr)
+            self.assertFalse((Path(tmp) / "out").exists())
 
 
 if __name__ == "__main__":

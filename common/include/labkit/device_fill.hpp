@@ -1,6 +1,8 @@
 // Device-side fills used by the worker and the benchmark judge: counter-based random inputs
 // (the same numbers labkit::uniform_f32 gives on the CPU) and 32-bit patterns (poison,
-// canaries). Compiled by nvcc once, in labkit_cuda; callable from plain C++.
+// canaries); and the judges' references of the labs' sums. Compiled by nvcc once; callable from
+// plain C++. None of their kernels computes what a lab asks (docs/release.md, "Judge-side
+// kernels").
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,7 +36,9 @@ void fill_conv_f32(float* out, size_t count, size_t plane, bool weights, uint64_
                    cudaStream_t stream);
 uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool weights,
                             uint64_t seed, cudaStream_t stream);
-// The sum of x[0..count) and of |x|, in double (a float sum's reference); synchronises.
+// The judges' references (device_reference.cu, in labkit only: CUB's device-wide algorithms,
+// no hand-written reduction). The sum of x[0..count) and of |x|, in double (a float sum's
+// reference); synchronises.
 struct SumAbs {
   double sum = 0;
   double abs_sum = 0;
@@ -45,11 +49,13 @@ SumAbs sum_abs_f64(const float* x, size_t count, cudaStream_t stream);
 void fill_row_ptr_even(int32_t* out, size_t count, uint64_t nnz, cudaStream_t stream);
 uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cudaStream_t stream);
 // y = A x's reference for a CSR matrix (32-bit indices, rows up to nnz = 2^31 - 1): per row, the
-// sum of a x and of |a x| in double, into ref[rows] and abs_ref[rows] (device). Asynchronous.
+// sum of a x and of |a x| in double, into ref[rows] and abs_ref[rows] (device), by CUB's
+// segmented reduction (device_reference.cu); synchronises.
 void spmv_reference_f64(const int32_t* row_ptr, const int32_t* col_idx, const float* values,
                         const float* x, int64_t rows, double* ref, double* abs_ref,
                         cudaStream_t stream);
-// The exact sum of x[0..count) in 64 bits (an int sum's reference); synchronises.
+// The exact sum of x[0..count) in 64 bits (an int sum's reference; device_reference.cu);
+// synchronises.
 int64_t sum_i32_i64(const int32_t* x, size_t count, cudaStream_t stream);
 // A generated source (protocol::Source, not kArena) into `out`: `count` elements drawn from
 // `seed` (and lo, hi where the source has a range); and how many elements of `a` differ from
@@ -61,13 +67,6 @@ uint64_t count_not_source(const void* a, protocol::Source source, size_t count, 
                           double lo, double hi, cudaStream_t stream, size_t plane = 0);
 // out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
-// The convolution's reference in double (a thread per output, no bias), NCHW: y[n][co][oh][ow]
-// = sum over ci, i, j of w[co][ci][i][j] * x[n][ci][oh*stride - pad + i][ow*stride - pad + j],
-// and sq[...] the same sum of (w x)^2 (the bound's, conv_bounds). For checking a benchmark's
-// output; synchronises.
-void conv_reference_f64(const float* x, const float* w, int n, int c_in, int h, int width,
-                        int c_out, int k, int stride, int pad, double* y, double* sq,
-                        cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
