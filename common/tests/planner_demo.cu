@@ -22,21 +22,19 @@ void plan_ok(const Call& c) {
   cudaMemsetAsync(c.buffer<float>(1), 0, 16, c.stream);
 }
 
+// A cluster of two blocks, 100000 bytes of dynamic shared memory opted in first.
+cudaLaunchAttribute pair_of_blocks() {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim = {2, 1, 1};
+  return a;
+}
+
 void plan_ex(const Call& c) {
   cudaFuncSetAttribute(other_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 100000);
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(4);
-  cfg.blockDim = dim3(64);
-  cfg.dynamicSmemBytes = 100000;
-  cfg.stream = c.stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = 2;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  cudaLaunchKernelEx(&cfg, other_kernel, c.buffer<int>(0));
+  cudaLaunchAttribute cluster[] = {pair_of_blocks()};
+  const cudaLaunchConfig_t config = {dim3(4), dim3(64), 100000, c.stream, cluster, 1};
+  cudaLaunchKernelEx(&config, other_kernel, c.buffer<int>(0));
 }
 
 void plan_queries(const Call& c) {
