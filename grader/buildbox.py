@@ -487,16 +487,26 @@ def probe(mode: str = "auto") -> dict:
 
 
 def _namespace_works(as_root: bool) -> str | None:
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            flags = _CLONE_NEWNS | (0 if as_root else _CLONE_NEWUSER)
-            code = 0 if _c().unshare(flags) == 0 else 1
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return None if os.waitstatus_to_exitcode(status) == 0 else "unshare() was refused"
+    """None when the whole of namespace_enter works here (the namespaces, the private
+    propagation of "/", which a chroot's "/" refuses, the tmpfs root and the chroot into it),
+    tried in a child on an empty rule list; else why not."""
+    private = tempfile.mkdtemp(prefix="buildbox-probe-")
+    try:
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                namespace_enter([], private, as_root)
+                code = 0
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return None if os.waitstatus_to_exitcode(status) == 0 else \
+        "a mount namespace could not be set up here (unshare, mount or chroot refused)"
 
 
 def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> int:
