@@ -498,18 +498,13 @@ class Executor {
   }
 
   bool send_frame(pl::Type type, const std::vector<char>& payload) {
-    pl::Frame f;
-    f.type = static_cast<uint32_t>(type);
-    f.bytes = payload.size();
-    return write_full(to_, &f, sizeof(f)) &&
-           (payload.empty() || write_full(to_, payload.data(), payload.size()));
+    return pl::send_frame(to_, type, payload);
   }
 
   bool read_frame(pl::Frame& f, std::vector<char>& payload) {
-    if (!read_full(from_, &f, sizeof(f))) return false;
-    if (f.magic != pl::kMagic || f.bytes > pl::kMaxPayload) die("the planner broke the protocol");
-    payload.resize(f.bytes);
-    return f.bytes == 0 || read_full(from_, payload.data(), payload.size());
+    const int got = pl::read_frame(from_, f, payload);
+    if (got < 0) die("the planner broke the protocol");
+    return got == 1;
   }
 
   std::string load(bool timed = false) {

@@ -148,18 +148,11 @@ cudaOccFuncAttributes occ_attrs(const Kernel& k) {
 // ---- the planner's side of the wire
 
 bool send_frame(pl::Type type, const std::vector<char>& payload) {
-  pl::Frame f;
-  f.type = static_cast<uint32_t>(type);
-  f.bytes = payload.size();
-  return labkit::write_full(pl::kReplyFd, &f, sizeof(f)) &&
-         (payload.empty() || labkit::write_full(pl::kReplyFd, payload.data(), payload.size()));
+  return pl::send_frame(pl::kReplyFd, type, payload);
 }
 
 bool read_frame(pl::Frame& f, std::vector<char>& payload) {
-  if (!labkit::read_full(pl::kRequestFd, &f, sizeof(f))) return false;
-  if (f.magic != pl::kMagic || f.bytes > pl::kMaxPayload) return false;
-  payload.resize(f.bytes);
-  return f.bytes == 0 || labkit::read_full(pl::kRequestFd, payload.data(), payload.size());
+  return pl::read_frame(pl::kRequestFd, f, payload) == 1;
 }
 
 bool take_snapshot(const std::vector<char>& p) {

@@ -70,16 +70,10 @@ struct Planner {
   }
 
   bool send(pl::Type type, const std::vector<char>& payload) {
-    pl::Frame f;
-    f.type = static_cast<uint32_t>(type);
-    f.bytes = payload.size();
-    return labkit::write_full(to, &f, sizeof(f)) &&
-           (payload.empty() || labkit::write_full(to, payload.data(), payload.size()));
+    return pl::send_frame(to, type, payload);
   }
   bool receive(pl::Frame& f, std::vector<char>& payload) {
-    if (!labkit::read_full(from, &f, sizeof(f)) || f.magic != pl::kMagic) return false;
-    payload.resize(f.bytes);
-    return f.bytes == 0 || labkit::read_full(from, payload.data(), payload.size());
+    return pl::read_frame(from, f, payload) == 1;
   }
   std::string log_text() {
     std::string text(1 << 16, '\0');

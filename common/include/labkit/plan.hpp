@@ -14,6 +14,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "labkit/fd_io.hpp"
 
 namespace labkit::plan {
 
@@ -139,6 +142,23 @@ struct HelperOp {
   int64_t ints[kMaxInts] = {};
   uint64_t stream = 0;
 };
+
+// One frame and its payload on `fd`. Both ends of the wire (and the planner's tests) use these.
+inline bool send_frame(int fd, Type type, const std::vector<char>& payload) {
+  Frame f;
+  f.type = static_cast<uint32_t>(type);
+  f.bytes = payload.size();
+  return write_full(fd, &f, sizeof(f)) &&
+         (payload.empty() || write_full(fd, payload.data(), payload.size()));
+}
+
+// 1: a frame; 0: the pipe closed; -1: not a frame (bad magic or size).
+inline int read_frame(int fd, Frame& f, std::vector<char>& payload) {
+  if (!read_full(fd, &f, sizeof(f))) return 0;
+  if (f.magic != kMagic || f.bytes > kMaxPayload) return -1;
+  payload.resize(f.bytes);
+  return f.bytes == 0 || read_full(fd, payload.data(), payload.size()) ? 1 : 0;
+}
 
 // A call's plan as the executor ran it, for a replay under compute-sanitizer (protocol.hpp,
 // kPlanOf; the executor's --plan FILE): the replay runs these ops, never asking a planner, so
