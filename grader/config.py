@@ -47,6 +47,13 @@ class Performance:
 DEFAULT_MAX_FILE_KIB = 256
 
 
+# The most one test judge of a lab may spend on its tests before the rest fail without running
+# (grading.toml [lab] test_budget_s). The judges' hang rule bounds a wrong submission far inside
+# it (docs/grading.md, "Bounded time"); this is the backstop, several times what the slowest
+# lab's judge takes for a correct submission.
+DEFAULT_TEST_BUDGET_S = 240.0
+
+
 @dataclasses.dataclass(frozen=True)
 class LabConfig:
     name: str            # the lab's folder name, e.g. 01_naive_matmul
@@ -54,7 +61,8 @@ class LabConfig:
     student_files: tuple
     groups: tuple
     performance: tuple = ()        # Performance entries, in the file's order
-    test_timeout_s: float = 60.0   # one worker call (the judge's --labkit-call-timeout)
+    test_timeout_s: float = 60.0   # one worker call at most (the judge's --labkit-call-timeout)
+    test_budget_s: float = DEFAULT_TEST_BUDGET_S   # one judge's tests (--labkit-test-budget)
     max_file_kib: int = DEFAULT_MAX_FILE_KIB
     policy: object = None          # grader.policy.PolicyRules for this lab
     flop_factor: float = 1.0       # [plausibility]: the FLOP ceiling is the FP32 peak times this
@@ -130,6 +138,8 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
     return LabConfig(name=name, title=lab.get("title", name), student_files=files,
                      groups=tuple(groups), performance=perf,
                      test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"),
+                     test_budget_s=_seconds(lab, "test_budget_s", DEFAULT_TEST_BUDGET_S,
+                                            f"{where} [lab]"),
                      max_file_kib=max_kib,
                      policy=_policy_rules(data.get("policy", {}), f"{where} [policy]"),
                      flop_factor=_flop_factor(data.get("plausibility", {}),

@@ -666,6 +666,7 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             return gtest.run_judge(test.path, union, sum(1 for s in shard_of.values() if s == index),
                                    worker=lab_paths.worker.path, routes=lab_paths.worker_routes,
                                    seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
+                                   budget_s=cfg.test_budget_s,
                                    sanitizer=sanitizer, memcheck=sanitize,
                                    memory_lock=gpulock.memory_lock_path(),
                                    shard=(index, shards) if shards > 1 else None)

@@ -106,9 +106,15 @@ def worker_args(worker: Path, routes: dict | None = None) -> list:
                                             for variant, path in sorted((routes or {}).items())]
 
 
+# The longest a judge's compute-sanitizer replay of one call may take (common/src/judge.cpp,
+# Worker::sanitize: the longer of its deadlines, memcheck's).
+SANITIZER_REPLAY_S = 180
+
+
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
                   sanitizer: str | None, fd: int, memcheck: bool = True,
-                  routes: dict | None = None, memory_lock: Path | None = None) -> list:
+                  routes: dict | None = None, memory_lock: Path | None = None,
+                  budget_s: float | None = None) -> list:
     """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
     and memcheck re-runs of failing calls; `memcheck` False turns off only the latter.
     `memory_lock`: the GPU's memory lock file (gpulock.memory_lock_path), which large calls
@@ -116,6 +122,8 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
            f"--labkit-results-fd={fd}", "--labkit-seed-stdin", *worker_args(worker, routes),
            f"--labkit-call-timeout={call_timeout_s:g}"]
+    if budget_s is not None:
+        cmd.append(f"--labkit-test-budget={budget_s:g}")
     if sanitizer:
         cmd.append(f"--labkit-sanitizer={sanitizer}")
         if not memcheck:
@@ -138,14 +146,19 @@ def shard_of(names: list, gtest_filter: str, shards: int) -> dict:
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
               env: dict | None = None, routes: dict | None = None,
-              memory_lock: Path | None = None, shard: tuple | None = None) -> JudgeRun:
+              memory_lock: Path | None = None, shard: tuple | None = None,
+              budget_s: float | None = None) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process; with `shard` (index, total),
     only that shard of them (shard_of says which).
 
-    `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s
-    before the judge is killed with its process group. Raises RuntimeError when it cannot be
-    started at all."""
+    `expected`: how many tests that is; the whole run may take (expected + 5) * call_timeout_s,
+    and with `budget_s` (the judge's own limit for its tests, after which it fails the rest
+    without running them) no more than that plus one call and a race check's replay, before the
+    judge is killed with its process group. Raises RuntimeError when it cannot be started at
+    all."""
     timeout_s = (expected + 5) * call_timeout_s
+    if budget_s is not None:
+        timeout_s = min(timeout_s, budget_s + call_timeout_s + SANITIZER_REPLAY_S)
     env = dict(env if env is not None else judge.scrubbed_env())
     if shard is not None:
         env.update(GTEST_SHARD_INDEX=str(shard[0]), GTEST_TOTAL_SHARDS=str(shard[1]))
@@ -153,7 +166,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
-                                         fd, memcheck, routes, memory_lock),
+                                         fd, memcheck, routes, memory_lock, budget_s),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd), env=env)
         except OSError as e:
             raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None

@@ -8,8 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/random.hpp"
@@ -60,6 +62,110 @@ std::string memcheck_findings(const CheckSpec& spec) {
   const std::string found = worker_for(spec.call.variant).sanitize(spec.call, "memcheck");
   if (found.empty()) return "";
   return "compute-sanitizer memcheck, re-running this call:\n" + found;
+}
+
+// ---- Bounded GPU time for wrong submissions --------------------------------------------------
+// A call may take what its data needs, with room to spare: kCallFloorS plus kWorkSlack passes
+// over its buffers at this GPU's measured copy bandwidth (a naive kernel, an uncoalesced one,
+// a serial loop per row all finish far inside it), never more than the lab's test_timeout_s.
+// A variant that hung once gets kHungFloorS plus a tenth of that in its later calls, and after
+// kMaxHangsInARow hangs with no call of it finishing in between, its remaining calls fail
+// without running (a kernel that hangs at some sizes and not others keeps the others, unless
+// they come after three hanging ones in a row). The judge's whole run has the lab's budget.
+constexpr double kCallFloorS = 10;
+constexpr double kHungFloorS = 3;
+constexpr double kWorkSlack = 1000;
+constexpr int kMaxHangsInARow = 3;
+
+struct Hangs {
+  int in_a_row = 0;
+  std::string first_test;
+};
+std::map<std::string, Hangs> g_hangs;  // by variant, in this judge
+double g_budget_start_ms = -1;
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string current_test_name() {
+  const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (info == nullptr) return "?";
+  return std::string(info->test_suite_name()) + "." + info->name();
+}
+
+// Device-to-device copy bandwidth (bytes read plus written per second), measured once on 2 x 64
+// MiB; 0.5 TB/s when it cannot be measured.
+double copy_bandwidth() {
+  static const double measured = [] {
+    constexpr size_t kBytes = size_t{64} << 20;
+    void* a = nullptr;
+    void* b = nullptr;
+    cudaEvent_t start = nullptr, stop = nullptr;
+    double best_ms = 0;
+    if (cudaMalloc(&a, kBytes) == cudaSuccess && cudaMalloc(&b, kBytes) == cudaSuccess &&
+        cudaEventCreate(&start) == cudaSuccess && cudaEventCreate(&stop) == cudaSuccess &&
+        cudaMemset(a, 1, kBytes) == cudaSuccess) {
+      for (int i = 0; i < 4; ++i) {  // the first is a warm-up
+        float ms = 0;
+        if (cudaEventRecord(start) != cudaSuccess ||
+            cudaMemcpy(b, a, kBytes, cudaMemcpyDeviceToDevice) != cudaSuccess ||
+            cudaEventRecord(stop) != cudaSuccess || cudaEventSynchronize(stop) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, start, stop) != cudaSuccess) {
+          best_ms = 0;
+          break;
+        }
+        if (i > 0 && (best_ms == 0 || ms < best_ms)) best_ms = ms;
+      }
+    }
+    if (start != nullptr) cudaEventDestroy(start);
+    if (stop != nullptr) cudaEventDestroy(stop);
+    if (a != nullptr) cudaFree(a);
+    if (b != nullptr) cudaFree(b);
+    cudaGetLastError();
+    return best_ms > 0 ? 2.0 * kBytes / (best_ms * 1e-3) : 0.5e12;
+  }();
+  return measured;
+}
+
+// The seconds one call of `call` may take (see above), or why it is not run at all.
+double call_timeout_for(const OpCall& call, std::string* not_run) {
+  const WorkerOptions& o = worker_options();
+  if (g_budget_start_ms < 0) g_budget_start_ms = now_ms();
+  if (o.test_budget_s > 0 && now_ms() - g_budget_start_ms > o.test_budget_s * 1000.0) {
+    std::ostringstream os;
+    os << "not run: this judge's tests have used up the lab's time budget (" << o.test_budget_s
+       << " s, grading.toml's test_budget_s): calls before this one hung or crashed again and "
+          "again";
+    *not_run = os.str();
+    return 0;
+  }
+  const double pass_s = static_cast<double>(call_bytes(call)) / copy_bandwidth();
+  const auto h = g_hangs.find(call.variant);
+  if (h == g_hangs.end()) return std::min(o.call_timeout_s, kCallFloorS + kWorkSlack * pass_s);
+  if (h->second.in_a_row >= kMaxHangsInARow) {
+    std::ostringstream os;
+    os << "not run: " << call.variant << " did not finish in " << h->second.in_a_row
+       << " calls in a row (the first hang in " << h->second.first_test
+       << "); its remaining tests fail without running, so that a kernel that never ends "
+          "costs bounded GPU time";
+    *not_run = os.str();
+    return 0;
+  }
+  return std::min(o.call_timeout_s, kHungFloorS + kWorkSlack / 10 * pass_s);
+}
+
+// After a call of `variant` ended (`hung`: killed at its timeout).
+void record_end(const std::string& variant, bool hung) {
+  if (!hung) {
+    const auto h = g_hangs.find(variant);
+    if (h != g_hangs.end()) h->second.in_a_row = 0;
+    return;
+  }
+  Hangs& h = g_hangs[variant];
+  if (h.first_test.empty()) h.first_test = current_test_name();
+  ++h.in_a_row;
 }
 
 }  // namespace
@@ -149,15 +255,28 @@ MemoryLock::~MemoryLock() {
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
   // A check on the device allocates the judge's reference beside the worker's buffers.
+  std::string not_run;
+  const double timeout_s = call_timeout_for(spec.call, &not_run);
+  if (!not_run.empty()) {
+    g_failure_kind = "timeout";
+    return ::testing::AssertionFailure() << spec.what << ": " << not_run << "\n";
+  }
   const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes || spec.call.keep_on_device);
-  OpResult r = worker_for(spec.call.variant).run(spec.call);
+  OpResult r = worker_for(spec.call.variant).run(spec.call, timeout_s);
   for (int retry = 0; retry < kOutOfMemoryRetries && r.outcome == Outcome::kRefused &&
                       r.cuda_error == static_cast<int>(cudaErrorMemoryAllocation) &&
                       could_fit(spec.call);
        ++retry) {
     ::sleep(kOutOfMemoryPauseS);
-    r = worker_for(spec.call.variant).run(spec.call);
+    r = worker_for(spec.call.variant).run(spec.call, timeout_s);
   }
+  const auto earlier_hang = g_hangs.find(spec.call.variant);
+  const std::string hung_before =
+      earlier_hang == g_hangs.end()
+          ? ""
+          : " (" + spec.call.variant + " hung before, in " + earlier_hang->second.first_test +
+                ": its later calls get less time)";
+  record_end(spec.call.variant, r.outcome == Outcome::kTimeout);
   const int c = r.failed_call;
   auto fail = [&](const std::string& kind, const std::string& body) {
     g_failure_kind = kind;
@@ -181,7 +300,7 @@ MemoryLock::~MemoryLock() {
     case Outcome::kCrashed:
       return fail("crashed", r.message + " (did the code call exit() or abort(), or crash?)");
     case Outcome::kTimeout:
-      return fail("timeout", r.message +
+      return fail("timeout", r.message + hung_before +
                                  ": a kernel that never ends (a loop whose condition never "
                                  "changes?) or a launcher that waits forever");
     case Outcome::kProtocolError: return fail("crashed", r.message);

@@ -725,8 +725,8 @@ struct Worker::Impl {
 Worker::Worker(WorkerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 Worker::~Worker() = default;
 
-OpResult Worker::run(const OpCall& call) {
-  OpResult first = run_once(call);
+OpResult Worker::run(const OpCall& call, double timeout_s) {
+  OpResult first = run_once(call, timeout_s);
   if (first.outcome != Outcome::kHostCompute) return first;
   // CPU time also grows on a busy machine (copies and page faults slow down when other
   // gradings fill the memory bus), so one call over the allowance is not proof. Once more, in
@@ -734,7 +734,7 @@ OpResult Worker::run(const OpCall& call) {
   // only a worker that computes on the CPU again is over twice.
   // (The old worker is stopped here, before the fresh one starts, in run_once.)
   impl_ = std::make_unique<Impl>(impl_->options);
-  OpResult again = run_once(call);
+  OpResult again = run_once(call, timeout_s);
   if (again.outcome == Outcome::kHostCompute) {
     again.message += " (over twice: the first attempt, in another worker, used " +
                      std::to_string(static_cast<long>(first.worker_cpu_ms)) + " ms)";
@@ -742,7 +742,7 @@ OpResult Worker::run(const OpCall& call) {
   return again;
 }
 
-OpResult Worker::run_once(const OpCall& call) {
+OpResult Worker::run_once(const OpCall& call, double timeout_s) {
   OpResult result;
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kRun);
@@ -763,7 +763,9 @@ OpResult Worker::run_once(const OpCall& call) {
   const pid_t pid = impl_->pid;
   const CpuUse cpu_before = cpu_use(pid);
   const double t_call = now_ms();
-  result.outcome = impl_->transact(req, reply, impl_->options.call_timeout_s * calls, result.message);
+  const double per_call = timeout_s > 0 ? std::min(timeout_s, impl_->options.call_timeout_s)
+                                        : impl_->options.call_timeout_s;
+  result.outcome = impl_->transact(req, reply, per_call * calls, result.message);
   const double call_ms = now_ms() - t_call;
   const CpuUse cpu = cpu_use(pid).since(cpu_before);
   result.worker_cpu_ms = cpu.total_ms();
@@ -1007,7 +1009,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   if (pid > 0) g_live_workers.insert(pid);
   std::string out;
   if (pid > 0) {
-    const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
+    const double deadline = now_ms() + (tool == "racecheck" ? 120000.0 : 180000.0);
     int status = 0;
     pid_t r = 0;
     while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);

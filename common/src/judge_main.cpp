@@ -88,6 +88,10 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       const double s = std::strtod(v.c_str(), nullptr);
       if (!(s > 0 && s < 1e6)) throw std::invalid_argument("--labkit-call-timeout: bad seconds '" + v + "'");
       options.call_timeout_s = s;
+    } else if (take(argv[i], "--labkit-test-budget", &v)) {
+      const double s = std::strtod(v.c_str(), nullptr);
+      if (!(s >= 0 && s < 1e6)) throw std::invalid_argument("--labkit-test-budget: bad seconds '" + v + "'");
+      options.test_budget_s = s;
     } else if (take(argv[i], "--labkit-sanitizer", &v)) {
       options.sanitizer = v;
     } else if (take(argv[i], "--labkit-memory-lock", &v)) {

@@ -336,6 +336,67 @@ TEST(JudgeHost, WorkerForRoutesEachVariantToItsBinary) {
   EXPECT_EQ(&worker_for("not_routed"), &shared_worker());
 }
 
+// A wrong submission costs bounded GPU time: a variant that hangs once gets less time in its
+// later calls, and after three hangs in a row the rest of its tests fail without running; once the
+// judge's budget (--labkit-test-budget) is spent, every call fails without running.
+TEST(JudgeHost, AVariantThatKeepsHangingStopsBeingRun) {
+  const WorkerOptions saved = worker_options();
+  parse({"--labkit-test-budget=240"});
+  EXPECT_EQ(worker_options().test_budget_s, 240.0);
+  set_worker_options(saved);
+  EXPECT_THROW(parse({"--labkit-test-budget=-1"}), std::invalid_argument);
+  set_worker_options(saved);
+
+  WorkerOptions o = saved;
+  o.call_timeout_s = 1;
+  o.sanitizer.clear();
+  o.variant_paths = {{"hangs", std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_silent"}};
+  set_worker_options(o);
+  CheckSpec spec;
+  spec.what = "hangs on n=2";
+  spec.call = small_call();
+  spec.call.variant = "hangs";
+  int verified = 0;
+  spec.verify = [&verified](int, const std::vector<Bytes>&) {
+    ++verified;
+    return Verdict{};
+  };
+  std::vector<std::string> messages;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 6; ++i) {
+    const ::testing::AssertionResult r = check(spec);
+    EXPECT_FALSE(r);
+    EXPECT_EQ(last_failure_kind(), "timeout");
+    messages.push_back(r.message());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.test_budget_s = 1e-3;  // spent by now
+  set_worker_options(o);
+  spec.call.variant = "v";  // another variant: not stopped by the hangs, but by the budget
+  const ::testing::AssertionResult after_budget = check(spec);
+  set_worker_options(saved);
+
+  EXPECT_EQ(verified, 0);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(messages[i].find("did not finish within 1 s"), std::string::npos) << messages[i];
+  }
+  EXPECT_EQ(messages[0].find("hung before"), std::string::npos) << messages[0];
+  EXPECT_NE(messages[1].find("hung before, in JudgeHost.AVariantThatKeepsHangingStopsBeingRun"),
+            std::string::npos) << messages[1];
+  for (int i = 3; i < 6; ++i) {
+    EXPECT_NE(messages[i].find("not run: hangs did not finish in 3 calls in a row"),
+              std::string::npos) << messages[i];
+  }
+  // Three calls killed after a second each (and their fresh workers' starts); the rest cost
+  // nothing.
+  EXPECT_LT(seconds, 12.0);
+  EXPECT_FALSE(after_budget);
+  EXPECT_NE(std::string(after_budget.message()).find("not run: this judge's tests have used up the lab's "
+                                        "time budget"), std::string::npos)
+      << after_budget.message();
+}
+
 // Large calls of gradings side by side take turns: MemoryLock holds the file given by
 // --labkit-memory-lock exclusively while it lives, and only for a large call.
 TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {

@@ -93,6 +93,7 @@ class ParseGoodTest(unittest.TestCase):
         self.assertEqual(cfg.student_files, ("a.cu", "b.cu"))
         self.assertEqual(cfg.performance, ())
         self.assertEqual(cfg.test_timeout_s, 60.0)
+        self.assertEqual(cfg.test_budget_s, 240.0)
         self.assertEqual(cfg.max_points, 10.0)
 
     def test_performance_defaults(self):
@@ -315,6 +316,14 @@ class ParseRejectedGapsTest(unittest.TestCase):
         data = good()
         data["lab"]["test_timeout_s"] = 0        # today accepted: every test would time out
         self.assertRejected(data, "test_timeout_s")
+
+    def test_test_budget(self):
+        data = good()
+        data["lab"]["test_budget_s"] = 90
+        self.assertEqual(parse_lab_config("01_naive_matmul", data).test_budget_s, 90.0)
+        for bad in (0, -5, "long", float("inf")):
+            data["lab"]["test_budget_s"] = bad
+            self.assertRejected(data, "test_budget_s")
 
     def test_nan_group_points(self):
         data = good()

@@ -172,6 +172,8 @@ class GradeLabTest(TempDirTest):
         self.assertIn("--gtest_filter=*MatmulPublic*:*MatmulHidden*", test_runs[0]["argv"])
         self.assertIn(f"--labkit-worker={self.build.worker}", test_runs[0]["argv"])
         self.assertIn("--labkit-call-timeout=10", test_runs[0]["argv"])
+        # The judge's own budget for its tests: grading.toml's test_budget_s, default 240 s.
+        self.assertIn("--labkit-test-budget=240", test_runs[0]["argv"])
         # Large calls take turns with other gradings' through the lock beside the GPU lock.
         lock = gpulock.memory_lock_path()
         self.assertEqual(lock.parent,

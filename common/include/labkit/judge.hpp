@@ -25,7 +25,13 @@ struct WorkerOptions {
   std::string executor;
   bool helpers = false;        // the executor runs the lab's helpers (--labkit-worker-for routes)
   std::string null_path;       // the calibration worker (no student code): labkit_null_worker
-  double call_timeout_s = 60;  // one request; a hang is killed after this
+  // One request's limit, the most a call may take (grading.toml's test_timeout_s); a hang is
+  // killed after it. A correctness call gets less: what its data needs (check.cpp,
+  // call_timeout_for), and less again in a variant that has hung before.
+  double call_timeout_s = 60;
+  // The judge's tests together (--labkit-test-budget, grading.toml's test_budget_s; 0: none):
+  // once spent, the remaining calls are failed without running.
+  double test_budget_s = 0;
   std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
   // Variants that run in a worker binary of their own (--labkit-worker-for=VARIANT=PATH): the
@@ -150,11 +156,12 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // One correctness call: the worker's outputs, canaries and the judge's findings. A call whose
+  // One correctness call: the worker's outputs, canaries and the judge's findings, killed
+  // after `timeout_s` per call (0: the options' call_timeout_s). A call whose
   // worker CPU time is over host_cpu_allowance_ms is made once more in a fresh worker (a new
   // process, arena, log and scratch folder: nothing of the first attempt reaches it), and is
   // host_compute only when that one is over too.
-  OpResult run(const OpCall& call);
+  OpResult run(const OpCall& call, double timeout_s = 0);
 
   // Benchmarks: the worker allocates one shape's buffers (one per call.buffers entry) and hands
   // them over (`buffers`), then one timed call at a time. The judge's clock runs from before
@@ -176,7 +183,7 @@ class Worker {
   std::vector<std::string> variants();
 
  private:
-  OpResult run_once(const OpCall& call);
+  OpResult run_once(const OpCall& call, double timeout_s);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
