@@ -299,12 +299,23 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
     # In a batch (LABS_GPU_LOCK_EXCLUSIVE=1): the GPU alone from the ceilings to the last
     # benchmark, this grading's labs tested side by side; other gradings build meanwhile.
     with _whole_grading(result.stages):
-        if options.performance and any(cfg.performance for cfg, _, _ in built):
-            progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
-            with timed(result.stages, "GPU ceilings"):
-                gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs)
-        # Every measured benchmark is checked against them; without them its points are withheld.
-        ceilings = gpu.get("ceilings") or {"error": "the ceilings were not measured"}
+        # Every measured benchmark is checked against the GPU's ceilings; without them its points
+        # are withheld. Measured once, when the first lab is about to be benchmarked (inside the
+        # GPU's exclusive hold, after every test judge and worker has ended): a grading in which
+        # no lab reaches its benchmarks (most wrong submissions) measures nothing.
+        # Its program is built now, with the rest of the harness: nothing is built once the
+        # seeds are drawn.
+        ceilings_built = (build.build_targets(build_dir, [CEILINGS], jobs)
+                          if options.performance and any(cfg.performance for cfg, _, _ in built)
+                          else None)
+
+        def ceilings() -> dict:
+            if "ceilings" not in gpu:
+                progress("measuring the GPU's ceilings (FP32 peak, memory bandwidth)")
+                with timed(result.stages, "GPU ceilings"):
+                    gpu["ceilings"] = measure_ceilings(build_dir, paths.gpu_info, jobs,
+                                                       ceilings_built)
+            return gpu["ceilings"] or {"error": "the ceilings were not measured"}
 
         # Found either way: graded race checks need it; `sanitize` controls memcheck re-runs only.
         sanitizer = judge.find_sanitizer()
@@ -362,13 +373,16 @@ def tests_then_benchmarks(labs: list, test, score, at_once: int | None = None,
             score(lab)
 
 
-def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None) -> dict:
+def measure_ceilings(build_dir: Path, gpu_info: Path, jobs: int | None, built=None) -> dict:
     """This GPU's ceilings (labkit_gpu_ceilings: FP32 peak and read GB/s, for the plausibility
-    check; cuBLAS SGEMM GFLOP/s and copy GB/s, for the HTML report's roofline), measured before
-    any student code runs. Never raises: whatever goes wrong is {'error': why}; then no
-    performance points are awarded (scoring.check_plausibility) and the chart says so."""
+    check; cuBLAS SGEMM GFLOP/s and copy GB/s, for the HTML report's roofline), measured while
+    no student code runs (before a lab's benchmarks, every judge and worker of its tests gone).
+    `built`: the program's build result when it was built already. Never raises: whatever goes
+    wrong is {'error': why}; then no performance points are awarded
+    (scoring.check_plausibility) and the chart says so."""
     try:
-        built = build.build_targets(build_dir, [CEILINGS], jobs)
+        if built is None:
+            built = build.build_targets(build_dir, [CEILINGS], jobs)
         if not built.ok:
             return {"error": f"{CEILINGS} did not build: {built.log.strip()[-300:]}"}
         binary = gpu_info.parent / CEILINGS   # built beside labkit_gpu_info (common/)
@@ -617,7 +631,7 @@ def _perf_result(p, **changes) -> PerfResult:
 def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
               sanitize: bool = True, sanitizer: str | None = None,
-              ceilings: dict | None = None) -> None:
+              ceilings=None) -> None:
     """Runs the lab's tests (test_lab), then its benchmarks, and scores them (score_lab)."""
     if test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=sanitize, sanitizer=sanitizer):
         score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings=ceilings)
@@ -718,11 +732,12 @@ def test_judges(count: int) -> int:
 
 def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
-              ceilings: dict | None = None) -> None:
+              ceilings=None) -> None:
     """After test_lab: voids correctness for host compute, runs the benchmarks when every test
     passed, and scores the lab. `ceilings`: the GPU's figures from measure_ceilings (or
-    {'error': why}), against which every measured benchmark is checked
-    (scoring.check_plausibility); None skips that check (for callers that test the rest:
+    {'error': why}), or a function that returns them, called once the lab is to be benchmarked
+    and before its first benchmark; every measured benchmark is checked against them
+    (scoring.check_plausibility). None skips that check (for callers that test the rest:
     grade() always passes them)."""
     workers = [w.target for w in lab_paths.workers]
     cpu_calls = scoring.host_compute_tests(lab.groups)
@@ -747,6 +762,8 @@ def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             except judge.TamperedError as e:
                 _lab_error(cfg, lab, e.message)
                 return
+            if callable(ceilings):
+                ceilings = ceilings()
             _benchmark(cfg, lab, lab_paths, progress)
             if ceilings is not None:
                 scoring.check_plausibility(lab.performance, ceilings, cfg.flop_factor)

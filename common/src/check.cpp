@@ -67,19 +67,24 @@ std::string memcheck_findings(const CheckSpec& spec) {
 // ---- Bounded GPU time for wrong submissions --------------------------------------------------
 // A call may take what its data needs, with room to spare: kCallFloorS plus kWorkSlack passes
 // over its buffers at this GPU's measured copy bandwidth (a naive kernel, an uncoalesced one,
-// a serial loop per row all finish far inside it), never more than the lab's test_timeout_s.
-// A variant that hung once gets kHungFloorS plus a tenth of that in its later calls, and after
-// kMaxHangsInARow hangs with no call of it finishing in between, its remaining calls fail
-// without running (a kernel that hangs at some sizes and not others keeps the others, unless
-// they come after three hanging ones in a row). The judge's whole run has the lab's budget.
-constexpr double kCallFloorS = 10;
+// a serial loop per row all finish far inside it; the floor also covers a GPU stalled for
+// seconds by other gradings' faults), never more than the lab's test_timeout_s. A variant that
+// hung once gets kHungFloorS plus a tenth of that in its later calls. Its remaining calls fail
+// without running after kMaxHangsInARow hangs, or kMaxEndedInARow calls that ended its worker
+// (hangs and crashes: each costs a fresh worker), with no call of it finishing normally in
+// between: a kernel that hangs or faults at some sizes and not others keeps the others.
+// The judge's whole run has the lab's budget.
+constexpr double kCallFloorS = 20;
 constexpr double kHungFloorS = 3;
 constexpr double kWorkSlack = 1000;
 constexpr int kMaxHangsInARow = 3;
+constexpr int kMaxEndedInARow = 6;
 
 struct Hangs {
-  int in_a_row = 0;
-  std::string first_test;
+  int hangs_in_a_row = 0;
+  int ended_in_a_row = 0;  // hangs and crashes
+  bool hung = false;       // ever, in this judge
+  std::string first;       // the test of the first of the current run
 };
 std::map<std::string, Hangs> g_hangs;  // by variant, in this judge
 double g_budget_start_ms = -1;
@@ -130,7 +135,7 @@ double copy_bandwidth() {
 }
 
 // The seconds one call of `call` may take (see above), or why it is not run at all.
-double call_timeout_for(const OpCall& call, std::string* not_run) {
+double call_timeout_for(const OpCall& call, std::string* not_run, std::string* kind) {
   const WorkerOptions& o = worker_options();
   if (g_budget_start_ms < 0) g_budget_start_ms = now_ms();
   if (o.test_budget_s > 0 && now_ms() - g_budget_start_ms > o.test_budget_s * 1000.0) {
@@ -139,33 +144,50 @@ double call_timeout_for(const OpCall& call, std::string* not_run) {
        << " s, grading.toml's test_budget_s): calls before this one hung or crashed again and "
           "again";
     *not_run = os.str();
+    *kind = "timeout";
     return 0;
   }
   const double pass_s = static_cast<double>(call_bytes(call)) / copy_bandwidth();
   const auto h = g_hangs.find(call.variant);
   if (h == g_hangs.end()) return std::min(o.call_timeout_s, kCallFloorS + kWorkSlack * pass_s);
-  if (h->second.in_a_row >= kMaxHangsInARow) {
+  const Hangs& v = h->second;
+  if (v.hangs_in_a_row >= kMaxHangsInARow || v.ended_in_a_row >= kMaxEndedInARow) {
     std::ostringstream os;
-    os << "not run: " << call.variant << " did not finish in " << h->second.in_a_row
-       << " calls in a row (the first hang in " << h->second.first_test
-       << "); its remaining tests fail without running, so that a kernel that never ends "
-          "costs bounded GPU time";
+    os << "not run: " << call.variant << " ";
+    if (v.hangs_in_a_row >= kMaxHangsInARow) {
+      os << "did not finish in " << v.hangs_in_a_row << " calls in a row";
+      *kind = "timeout";
+    } else {
+      os << "crashed or hung in " << v.ended_in_a_row << " calls in a row";
+      *kind = "crashed";
+    }
+    os << " (the first in " << v.first
+       << "); its remaining tests fail without running, so that a kernel that never ends or "
+          "always faults costs bounded GPU time";
     *not_run = os.str();
     return 0;
   }
+  if (!v.hung) return std::min(o.call_timeout_s, kCallFloorS + kWorkSlack * pass_s);
   return std::min(o.call_timeout_s, kHungFloorS + kWorkSlack / 10 * pass_s);
 }
 
-// After a call of `variant` ended (`hung`: killed at its timeout).
-void record_end(const std::string& variant, bool hung) {
-  if (!hung) {
+// After a call of `variant` ended as `outcome`.
+void record_end(const std::string& variant, Outcome outcome) {
+  const bool hung = outcome == Outcome::kTimeout;
+  const bool ended_worker = hung || outcome == Outcome::kRunError || outcome == Outcome::kCrashed ||
+                            outcome == Outcome::kProtocolError;
+  if (!ended_worker) {
     const auto h = g_hangs.find(variant);
-    if (h != g_hangs.end()) h->second.in_a_row = 0;
+    if (h != g_hangs.end()) h->second.hangs_in_a_row = h->second.ended_in_a_row = 0;
     return;
   }
   Hangs& h = g_hangs[variant];
-  if (h.first_test.empty()) h.first_test = current_test_name();
-  ++h.in_a_row;
+  if (h.ended_in_a_row == 0) h.first = current_test_name();
+  ++h.ended_in_a_row;
+  if (hung) {
+    ++h.hangs_in_a_row;
+    h.hung = true;
+  }
 }
 
 }  // namespace
@@ -255,10 +277,10 @@ MemoryLock::~MemoryLock() {
 
 ::testing::AssertionResult check(const CheckSpec& spec) {
   // A check on the device allocates the judge's reference beside the worker's buffers.
-  std::string not_run;
-  const double timeout_s = call_timeout_for(spec.call, &not_run);
+  std::string not_run, kind;
+  const double timeout_s = call_timeout_for(spec.call, &not_run, &kind);
   if (!not_run.empty()) {
-    g_failure_kind = "timeout";
+    g_failure_kind = kind;
     return ::testing::AssertionFailure() << spec.what << ": " << not_run << "\n";
   }
   const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes || spec.call.keep_on_device);
@@ -270,13 +292,12 @@ MemoryLock::~MemoryLock() {
     ::sleep(kOutOfMemoryPauseS);
     r = worker_for(spec.call.variant).run(spec.call, timeout_s);
   }
-  const auto earlier_hang = g_hangs.find(spec.call.variant);
+  const auto earlier = g_hangs.find(spec.call.variant);
   const std::string hung_before =
-      earlier_hang == g_hangs.end()
+      earlier == g_hangs.end() || !earlier->second.hung
           ? ""
-          : " (" + spec.call.variant + " hung before, in " + earlier_hang->second.first_test +
-                ": its later calls get less time)";
-  record_end(spec.call.variant, r.outcome == Outcome::kTimeout);
+          : " (" + spec.call.variant + " hung before: its later calls get less time)";
+  record_end(spec.call.variant, r.outcome);
   const int c = r.failed_call;
   auto fail = [&](const std::string& kind, const std::string& body) {
     g_failure_kind = kind;

@@ -337,7 +337,8 @@ TEST(JudgeHost, WorkerForRoutesEachVariantToItsBinary) {
 }
 
 // A wrong submission costs bounded GPU time: a variant that hangs once gets less time in its
-// later calls, and after three hangs in a row the rest of its tests fail without running; once the
+// later calls, and after three hangs (or six hangs and crashes) in a row the rest of its tests
+// fail without running; once the
 // judge's budget (--labkit-test-budget) is spent, every call fails without running.
 TEST(JudgeHost, AVariantThatKeepsHangingStopsBeingRun) {
   const WorkerOptions saved = worker_options();
@@ -371,6 +372,22 @@ TEST(JudgeHost, AVariantThatKeepsHangingStopsBeingRun) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // A worker that dies in every call: six in a row, then the rest are not run.
+  o.variant_paths["dies"] = std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_dies";
+  set_worker_options(o);
+  spec.call.variant = "dies";
+  std::vector<std::string> crashes;
+  for (int i = 0; i < 8; ++i) {
+    crashes.push_back(check(spec).message());
+    EXPECT_EQ(last_failure_kind(), "crashed");
+  }
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(crashes[i].find("not run"), std::string::npos) << crashes[i];
+  }
+  for (int i = 6; i < 8; ++i) {
+    EXPECT_NE(crashes[i].find("not run: dies crashed or hung in 6 calls in a row"),
+              std::string::npos) << crashes[i];
+  }
   o.test_budget_s = 1e-3;  // spent by now
   set_worker_options(o);
   spec.call.variant = "v";  // another variant: not stopped by the hangs, but by the budget
@@ -382,7 +399,7 @@ TEST(JudgeHost, AVariantThatKeepsHangingStopsBeingRun) {
     EXPECT_NE(messages[i].find("did not finish within 1 s"), std::string::npos) << messages[i];
   }
   EXPECT_EQ(messages[0].find("hung before"), std::string::npos) << messages[0];
-  EXPECT_NE(messages[1].find("hung before, in JudgeHost.AVariantThatKeepsHangingStopsBeingRun"),
+  EXPECT_NE(messages[1].find("hangs hung before: its later calls get less time"),
             std::string::npos) << messages[1];
   for (int i = 3; i < 6; ++i) {
     EXPECT_NE(messages[i].find("not run: hangs did not finish in 3 calls in a row"),

@@ -913,6 +913,16 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual([s["stage"] for s in r.labs[0].stages],
                          ["policy: source", "build: student object"])
 
+    def test_no_ceilings_are_measured_when_no_lab_reaches_its_benchmarks(self):
+        # A wrong submission (most of a class's) costs no ceilings run: they are measured when
+        # the first lab is about to be benchmarked.
+        failing = [(g, n, "fail" if i == 0 else how) for i, (g, n, how) in enumerate(tests_all_pass())]
+        r = self.run_grade(tests=failing)
+        self.assertEqual(r.status, "graded")
+        self.assertNotIn("GPU ceilings", [s["stage"] for s in r.stages])
+        self.assertNotIn("ceilings", r.gpu)
+        self.assertEqual([p.status for p in r.labs[0].performance], ["gated"])
+
     def test_stage_times_on_a_gpu(self):
         r = self.run_grade()
         self.assertEqual(r.status, "graded")
