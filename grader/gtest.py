@@ -107,8 +107,8 @@ def worker_args(worker: Path, routes: dict | None = None) -> list:
 
 
 # The longest a judge's compute-sanitizer replay of one call may take (common/src/judge.cpp,
-# Worker::sanitize: the longer of its deadlines, memcheck's).
-SANITIZER_REPLAY_S = 180
+# Worker::sanitize: the longer of its deadlines, racecheck's).
+SANITIZER_REPLAY_S = 300
 
 
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,

@@ -1009,7 +1009,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   if (pid > 0) g_live_workers.insert(pid);
   std::string out;
   if (pid > 0) {
-    const double deadline = now_ms() + (tool == "racecheck" ? 120000.0 : 180000.0);
+    const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
     int status = 0;
     pid_t r = 0;
     while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);
