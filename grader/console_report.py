@@ -3,12 +3,14 @@ grade` prints; the report files are grader/reports.py, the HTML pages grader/htm
 
 from __future__ import annotations
 
-from grader.report_text import PERF_PROBLEMS, implausible_entries, perf_summary, points_text
+from grader.report_text import (PERF_PROBLEMS, implausible_entries, kernel_name, kernel_note,
+                                kernel_resources, lab_kernels, perf_summary, points_text)
 from grader.results import GradeResult, LabResult, stage_totals
 
 MAX_FAILURES_SHOWN = 5
 MAX_MESSAGE_LINES = 30
 MAX_WARNINGS_SHOWN = 5
+MAX_KERNELS_SHOWN = 8
 
 
 def _score(got: float, most: float) -> str:
@@ -51,6 +53,11 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
         out.append(f"  {'policy':<14}{state:<44}{lab.policy.seconds:6.1f} s")
     if lab.sandbox:
         out.append(f"  {'worker':<14}{sandbox_line(lab.sandbox)}")
+    kernels = lab_kernels(lab)
+    for i, k in enumerate(kernels[:MAX_KERNELS_SHOWN]):
+        out.append(f"  {'kernels' if i == 0 else '':<14}{kernel_name(k, 44)}: {kernel_resources(k)}")
+    if len(kernels) > MAX_KERNELS_SHOWN:
+        out.append(f"  {'':<14}... and {len(kernels) - MAX_KERNELS_SHOWN} more (in the results file)")
     for g in lab.groups:
         if g.tests:
             desc = f"{g.passed_count}/{len(g.tests)} tests passed"
@@ -99,6 +106,10 @@ def lab_problems(lab: LabResult) -> list:
             label = "performance" if len(lab.performance) == 1 else f"performance {p.name}"
             flag = "IMPLAUSIBLE: " if p.implausible else ""
             out.append(f"  [{label}] {flag}{p.message.strip()[:2000]}")
+    for k in lab_kernels(lab)[:MAX_KERNELS_SHOWN]:
+        note = kernel_note(k)
+        if note:
+            out.append(f"  {lab.lab}: note: {note}")
     for w in lab.warnings[:MAX_WARNINGS_SHOWN]:
         out.append(f"  {lab.lab}: note: {w}")
     if len(lab.warnings) > MAX_WARNINGS_SHOWN:

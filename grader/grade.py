@@ -432,8 +432,10 @@ def check_policy(cfg: LabConfig, lab_paths: manifest.LabPaths,
                                         list(lab_paths.interface_headers), None, cfg.policy)
     violations = [{"rule": str(v.rule), "symbol": str(v.symbol), "message": str(v.message)}
                   for v in found.violations]
+    kernels = None if found.kernels is None else [dict(k) for k in found.kernels]
     return (PolicyReport(ok=bool(found.ok), violations=violations,
-                         seconds=round(float(found.seconds), 3)), found.report())
+                         seconds=round(float(found.seconds), 3), kernels=kernels),
+            found.report())
 
 
 @dataclasses.dataclass

@@ -24,7 +24,8 @@ import sys
 from grader import wheremap
 from grader.errors import EXIT_USAGE, GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
-                                flagged_text, is_hidden_group, lab_message, num, perf_name,
+                                flagged_text, is_hidden_group, kernel_counts, kernel_name,
+                                kernel_note, lab_kernels, lab_message, num, perf_name,
                                 perf_summary, points_text, withheld)
 from grader.results import GradeResult, LabResult, TestResult
 
@@ -279,6 +280,33 @@ def score_table(result: GradeResult) -> str:
     return "\n".join(rows)
 
 
+MAX_KERNELS = 16    # per lab
+
+
+def kernels_table(result: GradeResult) -> str:
+    """Every lab's kernels as compiled: registers, shared and local memory (the policy check
+    reads them from the object); '' when none were read."""
+    rows = []
+    for lab in result.labs:
+        for k in lab_kernels(lab)[:MAX_KERNELS]:
+            n = kernel_counts(k)
+            spills = n["local_bytes"] or n["stack_bytes"] or n["local_loads"] or n["local_stores"]
+            local = (f"{n['local_bytes'] + n['stack_bytes']} B ({n['local_loads']} loads, {n['local_stores']} "
+                     f"stores)" if spills else "none")
+            rows.append(f"<tr><td>{esc(lab.lab)}</td><td><code>{esc(kernel_name(k, 120))}"
+                        f"</code> <span class=\"muted\">{esc(str(k.get('arch', '?')))}</span>"
+                        f"</td><td class=\"num\">{n['registers']}</td><td class=\"num\">"
+                        f"{n['shared_bytes']} B</td>{_status_cell(local, None if spills else True)}"
+                        f"</tr>")
+    if not rows:
+        return ""
+    notes = [kernel_note(k) for lab in result.labs for k in lab_kernels(lab)[:MAX_KERNELS]]
+    return ("<table><tr><th>lab</th><th>kernel</th><th class=\"num\">registers per thread"
+            "</th><th class=\"num\">static shared memory</th><th>local memory per thread</th>"
+            "</tr>" + "\n".join(rows) + "</table>"
+            + "".join(f"<p class=\"note\">{esc(n)}</p>" for n in notes if n))
+
+
 def _failures(result: GradeResult, budget: _Budget) -> list:
     out = []
     shown = 0
@@ -494,6 +522,9 @@ def submission_page(result: GradeResult, name: str = "") -> str:
     body += ["<h2>Scores</h2>", score_table(result)]
     budget = _Budget(MAX_MAPS)
     problems = _failures(result, budget)
+    kernels = kernels_table(result)
+    if kernels:
+        body += ["<h2>Kernels as compiled</h2>", kernels]
     body.append("<h2>What went wrong</h2>")
     body += problems or ["<p class=\"ok\">Nothing: every test that ran passed.</p>"]
     perf_labs = [lab for lab in result.labs if lab.performance]

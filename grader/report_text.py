@@ -139,3 +139,68 @@ def clip(text: str, max_lines: int, max_chars: int) -> str:
         cut = f"[... {len(text) - max_chars} more characters]" + (f" {cut}" if cut else "")
         text = text[:max_chars]
     return f"{text}\n{cut}" if cut else text
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels as compiled (PolicyReport.kernels: registers, shared and local memory per kernel)
+
+def _bytes(n: int) -> str:
+    return f"{n / 1024:g} KiB" if n >= 1024 and n % 256 == 0 else f"{n} B"
+
+
+def _int(row: dict, key: str) -> int:
+    value = row.get(key) if isinstance(row, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+KERNEL_COUNTS = ("registers", "shared_bytes", "local_bytes", "stack_bytes", "local_loads",
+                 "local_stores")
+
+
+def kernel_counts(row: dict) -> dict:
+    """A kernel row's numbers, each a non-negative int (0 for anything else)."""
+    return {key: _int(row, key) for key in KERNEL_COUNTS}
+
+
+def lab_kernels(lab: LabResult) -> list:
+    """The lab's kernel rows that are well formed (a results file read back may hold anything)."""
+    rows = (lab.policy.kernels if lab.policy is not None else None) or []
+    return [k for k in rows if isinstance(k, dict) and isinstance(k.get("kernel"), str)]
+
+
+def kernel_name(row: dict, limit: int = 60) -> str:
+    name = clean_text(row.get("kernel", "?"))
+    return name if len(name) <= limit else name[:limit - 3] + "..."
+
+
+def local_bytes(row: dict) -> int:
+    """A kernel's local memory per thread: its spill area and its stack (where arrays it
+    indexes at run time live)."""
+    return _int(row, "local_bytes") + _int(row, "stack_bytes")
+
+
+def kernel_resources(row: dict) -> str:
+    """'48 registers, 4 KiB shared, no local memory (sm_90)': one kernel's resources."""
+    local = local_bytes(row)
+    spills = _int(row, "local_loads") + _int(row, "local_stores")
+    text = f"{_int(row, 'registers')} registers, {_bytes(_int(row, 'shared_bytes'))} shared, "
+    if local or spills:
+        text += (f"{_bytes(local)} local ({_int(row, 'local_loads')} loads, "
+                 f"{_int(row, 'local_stores')} stores in its code)")
+    else:
+        text += "no local memory"
+    return text + f" ({clean_text(str(row.get('arch', '?')))})"
+
+
+def kernel_note(row: dict) -> str | None:
+    """What local memory in a kernel means, or None when it has none."""
+    loads, stores = _int(row, "local_loads"), _int(row, "local_stores")
+    if not (local_bytes(row) or loads or stores):
+        return None
+    return (f"kernel {kernel_name(row)} keeps {_bytes(local_bytes(row))} per thread in "
+            f"local memory ({loads} local loads and {stores} local stores in its machine code): "
+            f"ptxas spilled registers (more values live at once than the registers a thread "
+            f"gets: a smaller register tile, or fewer threads per block with "
+            f"__launch_bounds__) or the kernel indexes an array at run time (fully unrolled "
+            f"loops with constant indices keep it in registers); every such access goes "
+            f"through the caches instead of a register")

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from grader.errors import GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
-                                flagged_text, is_hidden_group, lab_message, num, perf_name,
+                                flagged_text, is_hidden_group, kernel_counts, kernel_name,
+                                kernel_note, lab_kernels, lab_message, num, perf_name,
                                 perf_summary, points_text, withheld)
 from grader.results import GradeResult, GroupResult, LabResult, PerfResult, safe_text
 
@@ -369,6 +370,7 @@ def junit_xml(result: GradeResult) -> str:
 # Markdown (GitHub Actions step summary)
 
 MD_MAX_FAILURES = 10
+MD_MAX_KERNELS = 16
 MD_MAX_LINES = 40
 MD_MAX_CHARS = 4000
 
@@ -428,6 +430,17 @@ def _md_lab(lab: LabResult, level: int) -> list:
                    f"{'measured' if p.status == 'measured' else _cell(perf_summary(p))} | "
                    f"{points_text(p.points)} / {p.max_points:g} |")
     out.append(f"| **total** | | **{points_text(lab.points)} / {lab.max_points:g}** |")
+    kernels = lab_kernels(lab)
+    if kernels:
+        out += ["", "| kernel | registers | shared | local memory | local loads / stores |",
+                "| --- | ---: | ---: | ---: | ---: |"]
+        for k in kernels[:MD_MAX_KERNELS]:
+            n = kernel_counts(k)
+            out.append(f"| {_cell(kernel_name(k, 120))} ({_cell(str(k.get('arch', '?')))}) | "
+                       f"{n['registers']} | {n['shared_bytes']} B | {n['local_bytes'] + n['stack_bytes']} B | "
+                       f"{n['local_loads']} / {n['local_stores']} |")
+        notes = [kernel_note(k) for k in kernels[:MD_MAX_KERNELS]]
+        out += [""] + [_cell(n) for n in notes if n] if any(notes) else []
     if lab.performance:
         out += ["", "| performance | metric | value | 95% interval | band | points |",
                 "| --- | --- | ---: | --- | ---: | ---: |"]

@@ -122,6 +122,10 @@ class PolicyReport:
     ok: bool
     violations: list = dataclasses.field(default_factory=list)   # {rule, symbol, message}
     seconds: float = 0.0
+    # The student's kernels as compiled, one per kernel and architecture: {kernel, arch,
+    # registers, shared_bytes, local_bytes, stack_bytes, local_loads, local_stores}
+    # (grader/policy/device.py, kernel_resources); None when they were not read.
+    kernels: list | None = None
 
 
 @dataclasses.dataclass

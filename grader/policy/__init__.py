@@ -69,7 +69,7 @@ from grader.policy.compile_commands import find_entry, preprocess_host
 from grader.policy.compile_commands import load as load_compile_commands
 from grader.policy.demangle import is_template_instance, outer_name
 from grader.policy.device import (DEVICE_CACHE_SUFFIX, check_device_code, device_family,
-                                  find_cuobjdump)
+                                  find_cuobjdump, inspect_device_code, kernel_resources)
 from grader.policy.elf_object import read_object
 from grader.policy.object_rules import (check_constructors, check_definitions, check_imports,
                                         check_syscalls, library_exports)
@@ -78,8 +78,8 @@ from grader.policy.source_rules import check_includes, check_source_text
 from grader.policy.tools import real
 
 __all__ = ["DEVICE_CACHE_SUFFIX", "DEVICE_FAMILIES", "PolicyResult", "PolicyRules", "Violation",
-           "check_submission", "device_family", "find_cuobjdump", "is_template_instance",
-           "library_exports", "outer_name"]
+           "check_submission", "device_family", "find_cuobjdump", "inspect_device_code",
+           "is_template_instance", "kernel_resources", "library_exports", "outer_name"]
 
 _RULE_ORDER = ("source", "include", "import", "definition", "constructor", "syscall",
                "device")
@@ -92,7 +92,7 @@ def check_submission(objects: list, sources: list, interface_headers: list,
     build sandbox's command prefix (the manifest's build_sandbox), through which every
     compiler run on a source goes, as its compile does."""
     start = time.monotonic()
-    found = []
+    found, kernels = [], None
     allowed_headers = {real(h) for h in interface_headers}
     commands = load_compile_commands(compile_commands) if compile_commands else None
     for source in sources:
@@ -110,12 +110,15 @@ def check_submission(objects: list, sources: list, interface_headers: list,
         found += check_definitions(elf, library_exports())
         found += check_constructors(elf)
         found += check_syscalls(elf)
-        if rules.forbid_device_instructions:
-            found += check_device_code(Path(obj), rules.forbid_device_instructions)
+        device_found, device_kernels = inspect_device_code(Path(obj),
+                                                           rules.forbid_device_instructions)
+        found += device_found
+        if device_kernels is not None:
+            kernels = (kernels or []) + device_kernels
     violations, seen = [], set()
     for v in sorted(found, key=lambda v: _RULE_ORDER.index(v.rule)):  # stable: keeps file order
         if (v.rule, v.symbol, v.message) not in seen:   # the same import in two objects: once
             seen.add((v.rule, v.symbol, v.message))
             violations.append(v)
     return PolicyResult(ok=not violations, violations=violations,
-                        seconds=time.monotonic() - start)
+                        seconds=time.monotonic() - start, kernels=kernels)

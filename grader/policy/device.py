@@ -232,31 +232,120 @@ def _device_cache_key(path: Path, families) -> str | None:
 
 
 def check_device_code(path: Path, families) -> list:
+    """The device rule's violations in the object at `path` (families: the lab's
+    forbid_device_instructions)."""
+    return inspect_device_code(path, families)[0]
+
+
+def inspect_device_code(path: Path, families) -> tuple:
+    """(violations of the device rule, the kernels' resources) of the object at `path`, read
+    once from cuobjdump -sass -res-usage and kept beside the object. Without device rules
+    (`families` empty) and without cuobjdump: ([], None), the kernels not read."""
+    if not families:
+        # Only the report's table: never a reason to stop a grading.
+        try:
+            return _inspect(path, families) if find_cuobjdump() is not None else ([], None)
+        except GraderError:
+            return [], None
+    return _inspect(path, families)
+
+
+def _inspect(path: Path, families) -> tuple:
     key = _device_cache_key(path, families)
     cache = Path(str(path) + DEVICE_CACHE_SUFFIX)
     if key is not None:
         try:
             if not cache.is_symlink():
                 data = json.loads(cache.read_text())
-                if isinstance(data, dict) and data.get("key") == key:
-                    return [Violation(*v) for v in data["violations"]]
+                if isinstance(data, dict) and data.get("key") == key \
+                        and isinstance(data.get("kernels"), list):
+                    return [Violation(*v) for v in data["violations"]], data["kernels"]
         except (OSError, ValueError, TypeError, KeyError):
             pass
-    found = _read_device_code(path, families)
+    sass = _read_sass(path)
+    found, kernels = _device_violations(sass, families), kernel_resources(sass)
     if key is not None:
         try:
             fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)
             with os.fdopen(fd, "w") as f:
                 json.dump({"key": key, "violations": [[v.rule, v.symbol, v.message]
-                                                      for v in found]}, f)
+                                                      for v in found], "kernels": kernels}, f)
             os.replace(tmp, cache)
         except OSError:
             pass        # only a missed reuse next time
-    return found
+    return found, kernels
+
+
+# ---------------------------------------------------------------------------------------------
+# The kernels' resources, for every report (not a rule): per kernel and GPU architecture, the
+# registers per thread, the static shared memory, the local memory per thread and the stack
+# (cuobjdump -res-usage), and how many local loads and stores its machine code holds (LDL, STL:
+# registers spilled by ptxas, or an array the kernel indexes at run time). What limits a
+# kernel's occupancy and what every thread pays per access, the same on every machine that
+# compiles for that architecture.
+# ---------------------------------------------------------------------------------------------
+
+_RES_FIELDS = re.compile(r"\b(REG|STACK|SHARED|LOCAL):(\d+)\b")
+_SASS_TARGET = re.compile(r"^\s*code for sm_(\d+)")
+_LOCAL_OPS = {"LDL": "local_loads", "STL": "local_stores"}
+MAX_KERNELS = 64        # per object, in a report: a file of hundreds of kernels is cut short
+
+
+def kernel_resources(sass: str) -> list:
+    """[{kernel, arch, registers, shared_bytes, local_bytes, stack_bytes, local_loads,
+    local_stores}] from cuobjdump -sass -res-usage output, in the order the kernels appear;
+    `kernel` demangled, `shared_bytes` less what the system reserves (static_shared_bytes)."""
+    rows, sm, res_kernel, sass_sm, sass_kernel = {}, None, None, None, None
+    for line in sass.splitlines():
+        m = _RES_ARCH.match(line)
+        if m:
+            sm = int(m.group(1))
+            continue
+        m = _RES_FUNCTION.match(line)
+        if m:
+            res_kernel = m.group(1)
+            continue
+        if res_kernel is not None:
+            fields = {k: int(v) for k, v in _RES_FIELDS.findall(line)}
+            if "REG" in fields and (len(rows) < MAX_KERNELS or (sm, res_kernel) in rows):
+                row = rows.setdefault((sm, res_kernel), {"local_loads": 0, "local_stores": 0})
+                row.update(registers=fields.get("REG", 0), local_bytes=fields.get("LOCAL", 0),
+                           stack_bytes=fields.get("STACK", 0),
+                           shared_bytes=static_shared_bytes(fields.get("SHARED", 0), sm))
+            res_kernel = None
+            continue
+        m = _SASS_TARGET.match(line)
+        if m:
+            sass_sm = int(m.group(1))
+            continue
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            sass_kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if m and sass_kernel is not None and m.group("pred") != "@!PT":
+            counter = _LOCAL_OPS.get(m.group("op").split(".")[0])
+            row = rows.get((sass_sm, sass_kernel))
+            if counter and row is not None:
+                row[counter] += 1
+    names = demangle.names([k for _, k in rows])
+    out = []
+    for (arch, kernel), row in rows.items():
+        if "registers" not in row:
+            continue                       # machine code without a resource line: not shown
+        out.append({"kernel": short(names.get(kernel, kernel), 200),
+                    "arch": f"sm_{arch}" if arch is not None else "?",
+                    "registers": row["registers"], "shared_bytes": row["shared_bytes"],
+                    "local_bytes": row["local_bytes"], "stack_bytes": row["stack_bytes"],
+                    "local_loads": row["local_loads"], "local_stores": row["local_stores"]})
+    return out
 
 
 def _read_device_code(path: Path, families) -> list:
-    sass = _read_sass(path)
+    return _device_violations(_read_sass(path), families)
+
+
+def _device_violations(sass: str, families) -> list:
     hits, static, kernel, sm, res_kernel = [], [], "?", None, None
     for line in sass.splitlines():
         m = _RES_ARCH.match(line)

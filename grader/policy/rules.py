@@ -295,6 +295,9 @@ class PolicyResult:
     ok: bool
     violations: list
     seconds: float
+    # The objects' kernels and their resources (device.kernel_resources), None when they were
+    # not read (no object checked, or no cuobjdump where no rule needed it).
+    kernels: list | None = None
 
     def report(self) -> str:
         if self.ok:

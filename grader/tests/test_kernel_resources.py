@@ -1,0 +1,184 @@
+"""The kernels as compiled, in every report: registers, static shared memory and local memory per
+kernel (grader/policy/device.py kernel_resources, read from cuobjdump -sass -res-usage), and what
+the console, Markdown and HTML reports make of them. The parser on a fixed text (no tools); the
+whole path on a real nvcc compile where nvcc and cuobjdump are found (CI installs both)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from grader import console_report, html_report, reports
+from grader.policy import device
+from grader.results import GradeResult, LabResult, PolicyReport
+
+# cuobjdump -sass -res-usage of an object with two kernels (nvcc 13.0 -arch=sm_90), cut to the
+# lines the parser reads plus some it must skip: the ELF's architecture, each kernel's resource
+# line, the SASS of each kernel with its local loads and stores, one of them never run (@!PT).
+SASS = """
+Fatbin elf code:
+================
+arch = sm_90
+code version = [1,8]
+
+Resource usage:
+ Common:
+  GLOBAL:0
+ Function _Z5plainIfEvPKT_PS0_i:
+  REG:10 STACK:0 SHARED:2048 LOCAL:0 CONSTANT[0]:548 TEXTURE:0 SURFACE:0 SAMPLER:0
+ Function _Z11local_arrayPKiPf:
+  REG:40 STACK:1024 SHARED:0 LOCAL:16 CONSTANT[0]:544 TEXTURE:0 SURFACE:0 SAMPLER:0
+
+\tcode for sm_90
+\t.target\tsm_90
+
+\t\tFunction : _Z5plainIfEvPKT_PS0_i
+\t.headerflags\t@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0010*/                   STS [R5], R2 ;
+        /*0020*/              @!PT LDL RZ, [RZ] ;
+        /*0030*/                   EXIT ;
+\t\t..........
+
+\t\tFunction : _Z11local_arrayPKiPf
+        /*0000*/                   STL.128 [R1+0x200], R28 ;
+        /*0010*/                   STL [R1+0x210], R12 ;
+        /*0020*/                   LDL R0, [R1] ;
+        /*0030*/                   EXIT ;
+"""
+
+
+def lab_with(kernels) -> LabResult:
+    return LabResult(lab="02_register_tiling", title="Register tiling", max_points=100,
+                     policy=PolicyReport(ok=True, kernels=kernels))
+
+
+class ParserTest(unittest.TestCase):
+    def test_each_kernel_with_its_resources_and_local_accesses(self):
+        rows = device.kernel_resources(SASS)
+        self.assertEqual(rows, [
+            {"kernel": "void plain<float>(float const*, float*, int)", "arch": "sm_90",
+             "registers": 10, "shared_bytes": 1024,   # 2048 less the 1 KiB sm_90 reserves
+             "local_bytes": 0, "stack_bytes": 0, "local_loads": 0, "local_stores": 0},
+            {"kernel": "local_array(int const*, float*)", "arch": "sm_90", "registers": 40,
+             "shared_bytes": 0, "local_bytes": 16, "stack_bytes": 1024, "local_loads": 1,
+             "local_stores": 2}])
+
+    def test_nothing_read_is_no_rows(self):
+        self.assertEqual(device.kernel_resources(""), [])
+        self.assertEqual(device.kernel_resources("Function _Zx:\nno resources here\n"), [])
+
+    def test_a_file_of_many_kernels_is_cut_short(self):
+        text = "arch = sm_90\n" + "".join(f" Function _Z1k{i}v:\n  REG:8 STACK:0 SHARED:0 LOCAL:0\n"
+                                          for i in range(device.MAX_KERNELS + 10))
+        self.assertEqual(len(device.kernel_resources(text)), device.MAX_KERNELS)
+
+    def test_without_cuobjdump_a_lab_without_device_rules_reads_nothing_and_fails_nothing(self):
+        from unittest import mock
+        with mock.patch.object(device, "find_cuobjdump", return_value=None):
+            self.assertEqual(device.inspect_device_code(Path("/nonexistent.o"), ()), ([], None))
+
+
+class ReportTest(unittest.TestCase):
+    def setUp(self):
+        self.kernels = device.kernel_resources(SASS)
+
+    def test_console_rows_and_a_note_for_local_memory(self):
+        text = console_report.render(GradeResult("s", None, "v", labs=[lab_with(self.kernels)]))
+        self.assertIn("  kernels       void plain<float>(float const*, float*, int): 10 "
+                      "registers, 1 KiB shared, no local memory (sm_90)", text)
+        self.assertIn("local_array(int const*, float*): 40 registers, 0 B shared, 1040 B local "
+                      "(1 loads, 2 stores in its code) (sm_90)", text)
+        self.assertIn("note: kernel local_array(int const*, float*) keeps 1040 B per thread in "
+                      "local memory", text)
+        self.assertEqual(text.count("keeps"), 1, "no note for a kernel without local memory")
+
+    def test_markdown_and_html_tables(self):
+        result = GradeResult("s", None, "v", labs=[lab_with(self.kernels)])
+        md = reports.markdown(result)
+        self.assertIn("| kernel | registers | shared | local memory | local loads / stores |", md)
+        self.assertIn("| local_array(int const*, float*) (sm_90) | 40 | 0 B | 1040 B | 1 / 2 |", md)
+        page = html_report.kernels_table(result)
+        self.assertIn("<h2>Kernels as compiled</h2>", html_report.submission_page(result))
+        self.assertIn("<td class=\"num\">40</td>", page)
+        self.assertIn("1040 B (1 loads, 2 stores)", page)
+
+    def test_kernel_names_are_text_not_markup(self):
+        hostile = [dict(self.kernels[0], kernel="k<script>alert(1)</script>|x")]
+        result = GradeResult("s", None, "v", labs=[lab_with(hostile)])
+        self.assertNotIn("<script>", html_report.kernels_table(result))
+        self.assertNotIn("<script>", reports.markdown(result))
+
+    def test_a_results_file_read_back_keeps_them_and_survives_garbage(self):
+        result = GradeResult("s", None, "v", labs=[lab_with(self.kernels)])
+        back = GradeResult.from_dict(json.loads(result.to_json()))
+        self.assertEqual(back.labs[0].policy.kernels, self.kernels)
+        garbage = [{"kernel": "k", "registers": "many", "local_bytes": -5, "stack_bytes": True},
+                   "not a row", {"registers": 3}]
+        text = console_report.render(GradeResult("s", None, "v", labs=[lab_with(garbage)]))
+        self.assertIn("k: 0 registers, 0 B shared, no local memory (?)", text)
+        html_report.kernels_table(GradeResult("s", None, "v", labs=[lab_with(garbage)]))
+        reports.markdown(GradeResult("s", None, "v", labs=[lab_with(garbage)]))
+
+    def test_no_table_when_none_were_read(self):
+        result = GradeResult("s", None, "v", labs=[lab_with(None)])
+        self.assertNotIn("kernels", console_report.render(result))
+        self.assertEqual(html_report.kernels_table(result), "")
+        self.assertNotIn("| kernel |", reports.markdown(result))
+
+
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
+                                if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+SOURCE = r"""
+__global__ void local_array(const int* idx, float* out) {
+  float a[256];
+  for (int i = 0; i < 256; ++i) a[i] = out[i];
+  a[idx[threadIdx.x] & 255] += 1.0f;
+  out[threadIdx.x] = a[idx[threadIdx.x + 1] & 255];
+}
+template <typename T>
+__global__ void plain(const T* x, T* y, int n) {
+  __shared__ T s[256];
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  s[threadIdx.x] = i < n ? x[i] : T(0);
+  __syncthreads();
+  if (i < n) y[i] = s[255 - threadIdx.x];
+}
+template __global__ void plain<float>(const float*, float*, int);
+"""
+
+
+@unittest.skipUnless(NVCC and device.find_cuobjdump(),
+                     "nvcc and cuobjdump are needed (scripts/install-deps installs cuobjdump)")
+class RealCompileTest(unittest.TestCase):
+    def test_a_real_object(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src, obj = Path(tmp) / "k.cu", Path(tmp) / "k.o"
+            src.write_text(SOURCE)
+            subprocess.run([NVCC, "-arch=sm_90", "-O3", "-c", str(src), "-o", str(obj)],
+                           check=True, capture_output=True, timeout=300)
+            violations, kernels = device.inspect_device_code(obj, ())
+            self.assertEqual(violations, [])
+            by_name = {k["kernel"]: k for k in kernels}
+            plain = by_name["void plain<float>(float const*, float*, int)"]
+            self.assertEqual((plain["shared_bytes"], plain["local_loads"], plain["local_stores"]),
+                             (1024, 0, 0))
+            local = by_name["local_array(int const*, float*)"]
+            self.assertGreaterEqual(local["local_bytes"] + local["stack_bytes"], 1024)
+            self.assertGreater(local["local_stores"], 0)
+            # kept beside the object: the second read is the cache's, the same rows
+            self.assertTrue(Path(str(obj) + device.DEVICE_CACHE_SUFFIX).is_file())
+            self.assertEqual(device.inspect_device_code(obj, ()), (violations, kernels))
+            # with the device rule of a lab that refuses shared memory: the violation too
+            refused, again = device.inspect_device_code(obj, ("shared_memory",))
+            self.assertTrue(any("plain" in v.message for v in refused))
+            self.assertEqual(again, kernels)
+
+
+if __name__ == "__main__":
+    unittest.main()
