@@ -123,6 +123,12 @@ function(add_cuda_lab)
   add_executable(${lab}_bench ${LAB_BENCHMARK})
   target_include_directories(${lab}_bench PRIVATE "${lab_dir}")
   target_link_libraries(${lab}_bench PRIVATE ${LAB_BENCHMARK_LIBS} labkit_bench)
+  # Every performance entry names a benchmark the program has (no GPU: it lists its specs).
+  add_test(NAME ${lab}:performance_entries_name_benchmarks
+           COMMAND "${Python3_EXECUTABLE}" "${PROJECT_SOURCE_DIR}/cmake/check_benchmarks.py"
+                   "${lab_dir}" "$<TARGET_FILE:${lab}_bench>")
+  set_tests_properties(${lab}:performance_entries_name_benchmarks PROPERTIES TIMEOUT 300
+                       LABELS "${lab}")
 
   add_library(${lab}_binding OBJECT ${LAB_WORKER})
   target_include_directories(${lab}_binding PRIVATE "${lab_dir}")

@@ -481,8 +481,7 @@ class Executor {
       std::fprintf(stderr, "labkit-executor: the launcher's process was killed by signal %d %s\n",
                    WTERMSIG(status), when);
       std::fflush(stderr);
-      ::signal(WTERMSIG(status), SIG_DFL);
-      ::raise(WTERMSIG(status));
+      ::raise(WTERMSIG(status));  // (no handler of its own: confined, it may not install one)
       std::_Exit(128 + WTERMSIG(status));
     }
     const int code = (r == pid_ && WIFEXITED(status)) ? WEXITSTATUS(status) : 3;

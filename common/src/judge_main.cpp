@@ -100,6 +100,8 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     } else if (take(argv[i], "--labkit-memcheck", &v)) {
       if (v != "0" && v != "1") throw std::invalid_argument("--labkit-memcheck: 0 or 1, not '" + v + "'");
       options.memcheck = v == "1";
+    } else if (std::strcmp(argv[i], "--labkit-list-benchmarks") == 0) {
+      args.list = true;
     } else if (std::strcmp(argv[i], "--smoke") == 0) {
       args.smoke = true;
     } else if (std::strncmp(argv[i], "--labkit-", 9) == 0) {

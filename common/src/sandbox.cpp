@@ -313,6 +313,9 @@ std::string confine(Mode mode) {
     if (mode == Mode::kPlanner && nr == SYS_ioctl) continue;
     p.allow(nr);
   }
+  // The executor reaps the planner it started before its confinement, to say how the launcher's
+  // process ended (a confined process starts none: its only children are from before).
+  if (mode != Mode::kPlanner) p.allow(SYS_wait4);
   // Memory: never executable.
   // (A block loads arguments only once its number matched, and then returns: the accumulator
   // still holds nr for the next block.)
