@@ -5,7 +5,8 @@ student release): no GPU needed.
   python3 cmake/check_groups.py LAB_DIR TEST_BINARY
 
 Every correctness group of LAB_DIR/grading.toml must select at least one test of TEST_BINARY
-(the lab's test judge, listed with --gtest_list_tests: no worker, no GPU). A group whose filter
+(the lab's test judge, listed with --gtest_list_tests: no worker, no GPU), and every test must
+be in some group (a test in none would run and count for nothing). A group whose filter
 selects nothing would be worth 0 points without a word (a typo in a filter, a renamed suite);
 in a student release the hidden groups legitimately select nothing, so CMake registers this
 check only where the hidden tests exist.
@@ -15,8 +16,8 @@ the binary is run once per shard with GoogleTest's sharding variables and no GPU
 test skips at once), and the tests each shard ran must be the ones gtest.shard_of gives it, all
 of them, each once.
 
-Exits 0 when both hold, 1 naming each group that selects none or each test run by another shard
-than expected, 2 when the lab or the binary cannot be read or run.
+Exits 0 when all of this holds, 1 naming each group that selects none, each test in no group or
+each test run by another shard than expected, 2 when the lab or the binary cannot be read or run.
 """
 
 import json
@@ -73,6 +74,13 @@ def empty_groups(cfg: config.LabConfig, names: list) -> list:
     return [g for g in cfg.groups if not any(gtest.matches_filter(n, g.filter) for n in names)]
 
 
+def ungraded_tests(cfg: config.LabConfig, names: list) -> list:
+    """The tests among `names` that no group of `cfg` selects (a disabled one aside): they would
+    run and count for nothing (a suite the groups' filters forgot)."""
+    return [n for n in names if not any(p.startswith("DISABLED_") for p in n.split("."))
+            and not any(gtest.matches_filter(n, g.filter) for g in cfg.groups)]
+
+
 def main(argv: list) -> int:
     if len(argv) != 3:
         print("usage: check_groups.py LAB_DIR TEST_BINARY", file=sys.stderr)
@@ -94,6 +102,15 @@ def main(argv: list) -> int:
               + ", ".join(f"{g.name} {sum(gtest.matches_filter(n, g.filter) for n in names)}"
                           for g in cfg.groups))
 
+    ungraded = ungraded_tests(cfg, names)
+    for n in ungraded[:20]:
+        print(f"{cfg.name}: the test {n} is in no correctness group: it would run and count for "
+              f"nothing (add its suite to a group's filter)")
+    if len(ungraded) > 20:
+        print(f"{cfg.name}: ... and {len(ungraded) - 20} more tests in no group")
+    if not ungraded:
+        print(f"{cfg.name}: every one of the {len(names)} tests is in a correctness group")
+
     union = gtest.positive_union([g.filter for g in cfg.groups])
     count = sum(gtest.matches_filter(n, union) for n in names)
     shards = max(2, grade.test_judges(count))   # at least 2: the split is checked on every lab
@@ -108,7 +125,7 @@ def main(argv: list) -> int:
     if not mismatches:
         print(f"{cfg.name}: {count} tests split among {shards} judges as the grader expects: "
               + ", ".join(str(len(r)) for r in ran))
-    return 1 if empty or mismatches else 0
+    return 1 if empty or ungraded or mismatches else 0
 
 
 if __name__ == "__main__":

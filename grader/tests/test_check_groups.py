@@ -52,6 +52,14 @@ class CheckGroupsTest(unittest.TestCase):
             rc = check_groups.main(["check_groups.py", str(lab), str(self.judge)])
         return rc, out.getvalue() + err.getvalue()
 
+    def test_a_test_in_no_group_fails_naming_it(self):
+        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test",
+                                      TESTS + [("Sizes/ReduceExtra", "MatchesReference/v1_n5", "pass")])
+        rc, text = self.run_check("*ReduceHidden*")
+        self.assertEqual(rc, 1, text)
+        self.assertIn("the test Sizes/ReduceExtra.MatchesReference/v1_n5 is in no correctness "
+                      "group", text)
+
     def test_every_group_selects_tests(self):
         rc, text = self.run_check("*ReduceHidden*")
         self.assertEqual(rc, 0, text)
@@ -83,3 +91,62 @@ class CheckGroupsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+_bspec = importlib.util.spec_from_file_location("check_benchmarks",
+                                                REPO / "cmake" / "check_benchmarks.py")
+check_benchmarks = importlib.util.module_from_spec(_bspec)
+_bspec.loader.exec_module(check_benchmarks)
+
+PERF = """
+[[performance]]
+name = "v4 2^28"
+points = 20
+benchmark = "{benchmark}"
+metric = "ratio"
+target = 0.9
+floor = 0.3
+"""
+
+
+class CheckBenchmarksTest(unittest.TestCase):
+    """cmake/check_benchmarks.py, the CTest check that every performance entry names a benchmark
+    the lab's benchmark judge has (listed with --labkit-list-benchmarks, no GPU)."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = Path(self._tmp.name)
+        self.bench = self.tmp / "05_reduction_bench"
+        self.bench.write_text("#!/bin/sh\n[ \"$1\" = --labkit-list-benchmarks ] || exit 9\n"
+                              "echo reduce/v4_optimized/1048576\necho reduce/v4_optimized/268435456\n")
+        self.bench.chmod(0o755)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_check(self, benchmark: str):
+        lab = self.tmp / "labs" / "05_reduction"
+        lab.mkdir(parents=True, exist_ok=True)
+        (lab / "grading.toml").write_text(GRADING.format(hidden="*ReduceHidden*")
+                                          + PERF.format(benchmark=benchmark))
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = check_benchmarks.main(["check_benchmarks.py", str(lab), str(self.bench)])
+        return rc, out.getvalue() + err.getvalue()
+
+    def test_an_entry_that_names_a_benchmark(self):
+        rc, text = self.run_check("reduce/v4_optimized/268435456")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("1 performance entries, each names one of the 2 benchmarks", text)
+
+    def test_a_misspelt_benchmark_fails_naming_it(self):
+        rc, text = self.run_check("reduce/v4_optimised/268435456")
+        self.assertEqual(rc, 1, text)
+        self.assertIn("'v4 2^28' names the benchmark 'reduce/v4_optimised/268435456', which "
+                      "05_reduction_bench does not have", text)
+        self.assertIn("reduce/v4_optimized/268435456", text)   # what there is
+
+    def test_a_binary_that_cannot_list_is_an_error(self):
+        self.bench.write_text("#!/bin/sh\nexit 3\n")
+        rc, text = self.run_check("reduce/v4_optimized/268435456")
+        self.assertEqual(rc, 2, text)
