@@ -74,8 +74,8 @@ std::string memcheck_findings(const CheckSpec& spec) {
 // (hangs and crashes: each costs a fresh worker), with no call of it finishing normally in
 // between: a kernel that hangs or faults at some sizes and not others keeps the others.
 // The judge's whole run has the lab's budget.
-constexpr double kCallFloorS = 20;
-constexpr double kHungFloorS = 3;
+constexpr double kCallFloorS = 30;
+constexpr double kHungFloorS = 5;
 constexpr double kWorkSlack = 1000;
 constexpr int kMaxHangsInARow = 3;
 constexpr int kMaxEndedInARow = 6;
