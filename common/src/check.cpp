@@ -48,6 +48,8 @@ uint64_t call_bytes(const OpCall& call) {
 // minutes over them (its slowdown is per access), past its own deadline.
 constexpr uint64_t kMemcheckMaxBytes = uint64_t{1} << 32;
 
+double remaining_budget_s();
+
 // Re-runs the failing call under memcheck (budgeted) and returns what it found.
 std::string memcheck_findings(const CheckSpec& spec) {
   if (worker_options().sanitizer.empty() || !worker_options().memcheck || g_sanitizer_budget <= 0) {
@@ -59,7 +61,10 @@ std::string memcheck_findings(const CheckSpec& spec) {
            " MiB of buffers would take it minutes)\n";
   }
   --g_sanitizer_budget;
-  const std::string found = worker_for(spec.call.variant).sanitize(spec.call, "memcheck");
+  const double left_s = remaining_budget_s();
+  if (left_s <= 0) return "";
+  const std::string found =
+      worker_for(spec.call.variant).sanitize(spec.call, "memcheck", nullptr, left_s);
   if (found.empty()) return "";
   return "compute-sanitizer memcheck, re-running this call:\n" + found;
 }
@@ -132,6 +137,15 @@ double copy_bandwidth() {
     return best_ms > 0 ? 2.0 * kBytes / (best_ms * 1e-3) : 0.5e12;
   }();
   return measured;
+}
+
+// What is left of the judge's budget for its tests (test_budget_s), in seconds; a large
+// number when it has none. Sanitizer replays get no more than this.
+double remaining_budget_s() {
+  const WorkerOptions& o = worker_options();
+  if (o.test_budget_s <= 0) return 1e9;
+  if (g_budget_start_ms < 0) g_budget_start_ms = now_ms();
+  return o.test_budget_s - (now_ms() - g_budget_start_ms) / 1000.0;
 }
 
 // The seconds one call of `call` may take (see above), or why it is not run at all.
@@ -399,8 +413,15 @@ MemoryLock::~MemoryLock() {
            << "before the race check, the result must be right:\n" << values.message();
   }
   bool clean = false;
+  const double left_s = remaining_budget_s();
+  if (left_s <= 0) {
+    g_failure_kind = "timeout";
+    return ::testing::AssertionFailure()
+           << spec.what << ": the race check was not run: this judge's tests have used up the "
+           << "lab's time budget (grading.toml's test_budget_s)\n";
+  }
   const std::string found =
-      worker_for(spec.call.variant).sanitize(spec.call, "racecheck", &clean);
+      worker_for(spec.call.variant).sanitize(spec.call, "racecheck", &clean, left_s);
   if (clean) return ::testing::AssertionSuccess();
   g_failure_kind = "failed";
   return ::testing::AssertionFailure()

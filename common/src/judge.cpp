@@ -902,7 +902,8 @@ TimedCall Worker::bench_timed(const std::function<void()>& open, const std::func
   return t;
 }
 
-std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean) {
+std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean,
+                             double max_s) {
   if (clean != nullptr) *clean = false;
   const std::string sanitizer = impl_->options.sanitizer;
   if (sanitizer.empty()) return "";
@@ -1009,7 +1010,9 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   if (pid > 0) g_live_workers.insert(pid);
   std::string out;
   if (pid > 0) {
-    const double deadline = now_ms() + (tool == "racecheck" ? 300000.0 : 180000.0);
+    double limit_ms = tool == "racecheck" ? 300000.0 : 180000.0;
+    if (max_s > 0) limit_ms = std::min(limit_ms, max_s * 1000.0);
+    const double deadline = now_ms() + limit_ms;
     int status = 0;
     pid_t r = 0;
     while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);

@@ -173,8 +173,10 @@ class Worker {
 
   // Re-runs `call` in a fresh worker under compute-sanitizer (`tool`: memcheck, racecheck) and
   // returns its findings, "" when it found nothing; `clean` is set when the tool ran and
-  // reported no error.
-  std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr);
+  // reported no error. The run is killed after the tool's deadline (racecheck 300 s, memcheck
+  // 180 s), or after `max_s` seconds when that is positive and shorter.
+  std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr,
+                       double max_s = 0);
 
   // "seccomp, uid 65534 (dropped from root)" or "seccomp, same user as the judge"; the GPU the
   // worker sees.
