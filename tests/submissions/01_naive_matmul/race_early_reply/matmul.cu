@@ -1,20 +1,19 @@
 // CHEATING (protocol race, forged early reply): on the first timed benchmark call the
-// launcher writes a reply of its own -- status ok, 1 us on both clocks -- to the worker's reply
-// descriptor (fd 4) before it launches anything, so the judge's clock around the request
-// stops at once. From then on every reply the judge reads is the one to its previous request:
-// the reply to a "fetch" is the worker's genuine reply to the timed call, the reply to a timed
-// call is the worker's reply to the "prepare" before it (0 ms on both clocks, and the judge's
-// clock only sees what was left of the preparation). So that C is right when the judge reads
-// the arena after that early "fetch" reply, each timed call copies C into the arena itself:
-// it maps the arena (fd 5) with mmap and calls the driver's cuMemcpyDtoH_v2 (which waits for
-// the kernel on the blocking bench stream), at the output offset it reads from the worker's
-// copy of the bench_setup request on the stack (Runner::bench_req_, magic 0x4C424B32, op 3).
-// write, mmap and cuMemcpyDtoH_v2 are found at run time (ELF header, _DYNAMIC, DT_DEBUG,
-// r_debug, the link_map, each library's .dynsym): nothing is imported. Tests: honest.
-// Against protocol version 3 (a nonce per request, no fetch) it echoes the timed request's nonce.
-// Defence: judge-side timing and the nonce: an extra or out-of-turn reply fails the benchmark,
-// and the judge copies C itself at the end of its own window, so a reply sent before the kernel
-// ends captures C unfinished (a wrong output). No gain: max_ratio.
+// launcher looks on its stack for the judge's bench_timed request (protocol version 2 or 3)
+// and writes a reply of its own -- status ok, 1 us on its clocks, the request's nonce echoed
+// (version 3) -- to fd 4 before it launches anything, so that the judge's clock would stop at
+// once. Against version 2, whose outputs were fetched through the arena, it also maps the
+// arena (fd 5) and copies C into it with the driver's cuMemcpyDtoH_v2, at the output offset of
+// the bench_setup request it finds on the stack. write, mmap and cuMemcpyDtoH_v2 are found at
+// run time (ELF header, _DYNAMIC, DT_DEBUG, r_debug, the link_map, each library's .dynsym):
+// nothing is imported. Tests: honest.
+// Written against the old worker, which ran the launcher in the process that held the judge's
+// requests, its reply pipe and the arena. The launcher now runs in the planner, which never
+// holds a request of the judge's (a call reaches it as a plan request), so it finds none and
+// launches as an honest launcher does; the planner has no arena and no driver, and its fd 4 is
+// its pipe to the executor, read as plan frames (bytes that are not a frame end the executor).
+// Defence: the planner, the nonce and judge-side timing: the judge copies C itself at the end
+// of its own window. No gain: max_ratio.
 #include "matmul.h"
 
 // ---- run-time symbol lookup with no import: this executable's ELF header (found by walking

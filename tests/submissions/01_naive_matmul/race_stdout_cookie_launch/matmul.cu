@@ -1,14 +1,16 @@
 // CHEATING (protocol race, deferred work): at the benchmark shapes the launcher launches
-// nothing: it notes the call, prints one line and returns. On its first call it has replaced
+// nothing: it notes the call, prints one line and returns. On the first such call it replaces
 // the C library's `stdout` by a fopencookie stream whose write callback forwards the text to
-// the real stdout and then launches the pending kernel on `stream`. The worker flushes stdout
-// after every request, after its clocks stopped and before it writes its reply: the kernel
-// starts outside every clock of the timed call and runs while the judge reads the reply; the
-// fetch that follows waits for it (legacy-stream copy after the blocking bench stream), so C
-// is right. fopencookie is found at run time (ELF header, _DYNAMIC, DT_DEBUG, r_debug, the
-// link_map, libc's .dynsym): the object imports only printf, fwrite and stdout.
-// Defence: judge-side timing: the judge's window runs until it has copied C itself, so the
-// kernel is either inside it or captured unfinished (a wrong output). No gain: max_ratio.
+// the real stdout and then launches the pending kernel on `stream`. Written against the old
+// worker, which ran the launcher itself and flushed stdout after its clocks stopped and before
+// its reply, so the kernel started outside every clock of the timed call. The launcher now
+// runs in the planner, which flushes stdout after each call's plan is made (for a timed call,
+// at the judge's ping, off the clock): the callback's launch is recorded into the next call's
+// plan, which the executor checks and runs inside that call's window.
+// fopencookie is found at run time (ELF header, _DYNAMIC, DT_DEBUG, r_debug, the link_map,
+// libc's .dynsym): the object imports only printf, fwrite and stdout.
+// Defence: the planner (a launch is only ever an op of a plan) and judge-side timing: the
+// window ends at the judge's own copy of C. No gain: max_ratio.
 #include <stdio.h>
 #include <sys/types.h>
 
