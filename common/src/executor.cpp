@@ -37,6 +37,7 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/fd_io.hpp"
 #include "labkit/plan.hpp"
+#include "labkit/sandbox.hpp"
 #include "labkit/worker.hpp"
 
 // The helpers a lab gives some variants (common/src/ops/conv_gemm.cu).
@@ -481,7 +482,11 @@ class Executor {
       std::fprintf(stderr, "labkit-executor: the launcher's process was killed by signal %d %s\n",
                    WTERMSIG(status), when);
       std::fflush(stderr);
-      ::raise(WTERMSIG(status));  // (no handler of its own: confined, it may not install one)
+      // Stopped by the sandbox (a filter that kills): say so as the executor's own sandbox stop
+      // would, not by raising SIGSYS here, which the executor's own handler would report as a
+      // call of its own.
+      if (WTERMSIG(status) == SIGSYS) std::_Exit(labkit::sandbox::kSandboxExitCode);
+      ::raise(WTERMSIG(status));
       std::_Exit(128 + WTERMSIG(status));
     }
     const int code = (r == pid_ && WIFEXITED(status)) ? WEXITSTATUS(status) : 3;
