@@ -1,6 +1,12 @@
-// The worker's request loop. Everything here runs in the same process as the student's code,
-// so nothing here decides a verdict: it moves bytes, calls the launcher, and reports what the
-// CUDA runtime said and what the clocks read. The judge checks all of it.
+// The runner: the worker's request loop (protocol.hpp), linked into the executor
+// (labkit_executor, executor.cpp), the calibration worker (labkit_null_worker) and the
+// harness's self-test workers; never into a planner, which has a main of its own (planner.cpp).
+// No host code of the student's runs in its process: in the executor a variant's launch runs
+// the plan the planner made for the call (Variant::prepare asks for it and loads a fresh copy of
+// the device code, outside any capture or timed window), checked op by op. The student's device
+// code does run here, on this process's context and buffers, so nothing here decides a verdict:
+// it moves bytes, runs the call, and reports what the CUDA runtime said and what the events
+// read. The judge checks all of it.
 #include "labkit/worker.hpp"
 
 #include <cuda_runtime.h>
@@ -187,8 +193,12 @@ class Runner {
 
   p::Reply& hello(p::Reply& reply) {
     int device = 0;
-    // Waiting for the GPU sleeps instead of spinning, so the worker's CPU time (which the judge
-    // reads from outside) is the launcher's own work. Timed calls spin on an event instead.
+    // Waiting for the GPU sleeps instead of spinning, so this process's CPU time, which the judge
+    // reads from outside (Worker::run_once), is its work and not its waiting. The judge holds it
+    // to an allowance in a self-contained runner, whose launchers run in this process (the
+    // harness's self-test workers); the executor runs no launcher (the planner is a process of
+    // its own), and the judge applies no allowance to it. Timed calls poll their stop event
+    // instead.
     cudaError_t err = cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
     if (err == cudaSuccess) err = cudaFree(nullptr);
     cudaDeviceProp prop{};
@@ -215,8 +225,10 @@ class Runner {
       }
       after_init_done_ = true;
     }
-    // CUDA is up: from here on the process can only compute and answer (sandbox.hpp). Nothing
-    // of the student's has run yet (the policy refuses global constructors).
+    // CUDA is up (and, in the executor, the device code loaded and the planner's snapshot sent):
+    // from here on the process can only compute and answer (sandbox.hpp). No call has run yet,
+    // and no host code of the student's ever runs in this process (it runs in the planner,
+    // confined before its first constructor).
     if (!confined_) {
       const char* mode = std::getenv("LABKIT_SANDBOX");
       const bool survey = mode != nullptr && std::strcmp(mode, "survey") == 0;
@@ -255,8 +267,9 @@ class Runner {
     return test_stream_;
   }
 
-  // Records the launch under stream capture and replays it: all of the launcher's work must
-  // go onto `stream`. Returns "" or what went wrong.
+  // Records the call under stream capture and replays it (the executor: the plan's ops, planned
+  // for a captured call): all of the launcher's work must go onto `stream`. Returns "" or what
+  // went wrong.
   std::string launch_captured(const Variant& v, Call& call) {
     const char* rule =
         "\n  the launcher must enqueue its kernel(s) on the `stream` it is given and nothing "
@@ -266,8 +279,9 @@ class Runner {
     try {
       v.launch(call);
     } catch (...) {
-      // A launcher that throws (a helper the lab gives refusing the call) must not leave the
-      // stream recording: the call fails with its message, the next one starts clean.
+      // A launch that throws (the executor: a plan it refuses, a launcher that failed in the
+      // planner, a helper the lab gives other variants only) must not leave the stream
+      // recording: the call fails with its message, the next one starts clean.
       cudaGraph_t partial = nullptr;
       if (cudaStreamEndCapture(call.stream, &partial) == cudaSuccess && partial != nullptr) {
         cudaGraphDestroy(partial);
@@ -396,8 +410,8 @@ class Runner {
 
   // ---- benchmarks: the worker allocates each buffer (with canary zones) and hands it to the
   // judge by CUDA IPC handle; the judge writes the inputs, poisons the outputs, checks the
-  // canaries and reads the outputs back itself. The launcher runs on the worker's own memory,
-  // as in any program (memory mapped from another process can be slower to gather from).
+  // canaries and reads the outputs back itself. The call runs on the worker's own memory, as
+  // in any program (memory mapped from another process can be slower to gather from).
   p::Reply& bench_setup(const p::Request& req, p::Reply& reply) {
     bench_ready_ = false;
     bench_bufs_.clear();
@@ -436,7 +450,8 @@ class Runner {
     return reply;
   }
 
-  // The launcher on the benchmark's buffers, then a device-wide synchronize. The events are
+  // The call on the benchmark's buffers (the executor: the plan it got at the ping; the
+  // calibration worker: an empty kernel), then a device-wide synchronize. The events are
   // reported, but the judge's own clock (from before it wrote the inputs to after it copied the
   // outputs) is what the call is graded on; the events can only make a time longer.
   p::Reply& bench_timed(p::Reply& reply) {

@@ -1,9 +1,17 @@
-// The judge <-> worker wire format. The worker runs the student's code; the judge holds the
-// reference, the comparison and the clock. Messages are fixed-size plain structs sent over
-// pipes. Correctness tests move their bulk data (inputs, outputs) through a shared memory
-// arena both processes map (inputs too large for the host are drawn on the device: Source); benchmarks through the worker's device buffers, which the judge
-// maps by CUDA IPC and fills and reads itself. Every request carries a fresh nonce the reply must echo. The judge
-// checks every field of every reply: a worker is untrusted.
+// The judge <-> worker wire format (docs/architecture.md, "The worker protocol"). The worker the
+// judge speaks it with is the executor (labkit_executor: trusted, it owns the GPU, the buffers
+// and the events, and runs the student's device code by the plans it gets from the planner,
+// the process of the student's host code, over a wire of their own: plan.hpp) or a
+// self-contained runner started directly (the calibration worker, the harness's self-test
+// workers); both serve it with the runner of worker.cpp. The planner never sees a message of
+// this protocol. The judge holds the reference, the comparison and the clock.
+//
+// Messages are fixed-size plain structs sent over pipes. Correctness tests move their bulk data
+// (inputs, outputs) through a shared memory arena both processes map (inputs too large for the
+// host are drawn on the device: Source); benchmarks through the worker's device buffers, which
+// the judge maps by CUDA IPC and fills and reads itself. Every request carries a fresh nonce the
+// reply must echo. The judge checks every field of every reply and takes none on trust: the
+// student's device code runs in the worker's context, on its buffers.
 #pragma once
 
 #include <cstddef>
@@ -18,22 +26,34 @@ inline constexpr int kMaxCalls = 8;
 inline constexpr int kMaxVariants = 16;
 inline constexpr int kNameLen = 64;
 
-// The worker's descriptors (dup2'ed there by the judge before exec).
+// The worker's descriptors (dup2'ed there by the judge before exec): the executor's, or a
+// self-contained runner's. The planner's 3 and 4 are its own pipes to the executor (plan.hpp).
 inline constexpr int kRequestFd = 3;
 inline constexpr int kReplyFd = 4;
 inline constexpr int kArenaFd = 5;
 
 enum class Op : uint32_t {
   kHello = 1,       // initialise CUDA, then confine the process (sandbox.hpp); reply: device,
-                    // variant names, whether it is confined
+                    // variant names (the executor's: those its planner sent in its hello),
+                    // whether it is confined. Between the two the executor loads the student's
+                    // device code once and sends the planner its snapshot (worker.hpp,
+                    // set_after_cuda_init); the filter is kEnforce, or kReplay under the
+                    // sanitizer. The planner confined itself before any constructor of its
+                    // executable ran (sandbox.hpp, kPlanner)
   kRun = 2,         // correctness: `calls` input sets from the arena, outputs back into it
   kBenchSetup = 3,  // allocate one benchmark shape's buffers (each with kGuardBytes of canary
                     // zone on either side) and hand them to the judge by CUDA IPC handle
   kBenchTimed = 5,  // call the launcher once on those buffers, device-wide sync, reply; the
-                    // judge's clock around it is the time (the events only ever lengthen it)
+                    // judge's clock around it is the time (the events only ever lengthen it).
+                    // In the executor "the launcher" is the plan it got at the kPing: it runs
+                    // the plan's checked ops between events on the stream, and no host code of
+                    // the student's; the calibration worker launches one empty kernel
   kQuit = 8,
   kPing = 9,        // nothing: answered at once. The judge sends one before each timed call so
-                    // that the worker is awake (polling its pipe) when the clock starts
+                    // that the worker is awake (polling its pipe) when the clock starts. Only
+                    // the executor, once kBenchSetup set up a benchmark, does something first,
+                    // off the clock: it loads a fresh copy of the device code, asks the planner
+                    // for the timed call's plan, loads its kernels and waits for the GPU
   kPlanOf = 10,     // the executor writes the plan its last call ran into the arena at 0
                     // (plan.hpp, SavedPlan): the race check replays that very plan
 };
@@ -42,10 +62,10 @@ enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };
 
 // Where a buffer's contents come from. The generated sources are drawn on the device, fresh
 // per call: in a benchmark by the judge (into the worker's buffers, from the call's seed); in a
-// correctness call (kRun: inputs too large to pass through the host) by the worker, from the
-// buffer's `seed` (call c: source_seed(seed, c)), for an input or in-out buffer; the judge
-// draws the same numbers on its own GPU memory for its reference, and never takes the
-// worker's copy on trust.
+// correctness call (kRun: inputs too large to pass through the host) by the worker (the
+// executor, never the planner, which sees no input), from the buffer's `seed` (call c:
+// source_seed(seed, c)), for an input or in-out buffer; the judge draws the same numbers on its
+// own GPU memory for its reference, and never takes the worker's copy on trust.
 enum class Source : uint32_t {
   kArena = 0,        // bytes written by the judge into the arena
   kUniformF32 = 1,   // labkit::uniform_f32(seed, i, lo, hi)
@@ -72,13 +92,16 @@ struct BufferDesc {
   uint32_t source = 0;      // Source
   uint32_t offset = 0;      // kRun: the buffer starts `offset` bytes past a 256-byte aligned
                             // address (a multiple of 4 and of elem_size, < kMaxOffsetBytes):
-                            // the pointer a launcher gets need not be aligned
+                            // the pointer a launcher gets need not be aligned (the planner's
+                            // made-up address keeps the real one's low 20 bits)
   double lo = 0, hi = 0;    // generator range (generated sources)
   uint64_t seed = 0;        // kRun, generated sources: call 0's seed (source_seed)
 };
 
 enum Flags : uint32_t {
   kFlagCapture = 1u << 0,   // record the launcher under stream capture, then replay the graph
+                            // (the executor: the plan's ops, made by a planner told that the
+                            // call is captured)
   kFlagExactBuffers = 1u << 2,  // a saved request replayed under memcheck: buffers of their
                                 // exact size, no canaries (memcheck then names the first byte
                                 // past the end); racecheck replays keep them, so the buffers'
@@ -106,10 +129,16 @@ struct Request {
 enum class Status : uint32_t {
   kOk = 0,
   kLaunchError = 1,     // cudaGetLastError after the launcher: bad configuration
+                        // (the executor: a launch of the plan that the driver refused)
   kRunError = 2,        // the kernel failed while running (sticky: the worker exits after)
   kCaptureProblem = 3,  // the launcher's work did not all go onto its stream
   kBadRequest = 4,      // the worker could not make sense of the request
+                        // (from the executor also a call it would not run: a plan or device
+                        // code it refused, a launcher that failed in the planner; the message
+                        // says why)
   kNoDevice = 5,        // CUDA could not be initialised
+                        // (kHello; or the worker could not get ready: the executor loading the
+                        // device code or making the planner's snapshot, the confinement)
   kUnknownVariant = 6,
   kOutOfMemory = 7,
 };
@@ -159,8 +188,8 @@ inline bool is_output(uint32_t role) {
          role == static_cast<uint32_t>(Role::kInOut);
 }
 
-// The generator seed of buffer `b` for a benchmark call drawn from `seed`: the worker and the
-// judge's baseline draw the same inputs with it.
+// The generator seed of buffer `b` for a benchmark call drawn from `seed`: the judge draws the
+// call's inputs into the worker's buffers (bench_suite.cpp) and its baseline's with it.
 inline uint64_t buffer_seed(uint64_t seed, uint32_t b) {
   return seed ^ (0x9E3779B97F4A7C15ull * (b + 1));
 }
