@@ -670,7 +670,8 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual(d["exit_code"], 0)
         self.assertEqual(d["labs"][0]["seed"], 1234)
         self.assertEqual(d["labs"][0]["sandbox"]["sandbox"], fakes.WORKER_EVENT["sandbox"])
-        self.assertEqual(d["labs"][0]["policy"], {"ok": True, "violations": [], "seconds": 0.5})
+        self.assertEqual(d["labs"][0]["policy"], {"ok": True, "violations": [], "seconds": 0.5,
+                                                  "kernels": None})
         self.assertEqual(set(d["labs"][0]["binaries"]), set(lab.binaries))
         self.assertEqual(d["labs"][0]["performance"][0]["band"], 2)
         text = console_report.render(r)
