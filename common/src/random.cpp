@@ -35,9 +35,35 @@ std::vector<int> random_ints(size_t count, uint64_t seed, int lo, int hi) {
   return out;
 }
 
+uint64_t siphash24(uint64_t k0, uint64_t k1, uint64_t m) {
+  // SipHash-2-4 (Aumasson and Bernstein, 2012) of the 8 bytes of `m`, little-endian, under the
+  // key (k0, k1): one message block, then the length block.
+  uint64_t v0 = k0 ^ 0x736F6D6570736575ull, v1 = k1 ^ 0x646F72616E646F6Dull;
+  uint64_t v2 = k0 ^ 0x6C7967656E657261ull, v3 = k1 ^ 0x7465646279746573ull;
+  auto rotl = [](uint64_t x, int b) { return (x << b) | (x >> (64 - b)); };
+  auto round = [&] {
+    v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
+    v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
+    v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
+    v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
+  };
+  for (uint64_t block : {m, uint64_t{8} << 56}) {
+    v3 ^= block;
+    round();
+    round();
+    v0 ^= block;
+  }
+  v2 ^= 0xFF;
+  for (int i = 0; i < 4; ++i) round();
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
 uint64_t mix_seed(uint64_t seed, uint64_t salt) {
-  uint64_t state = seed ^ (salt * 0xD1B54A32D192ED03ull);
-  return splitmix64(state);
+  // A pseudo-random function of `salt` keyed by `seed`, not an invertible mix: what a kernel can
+  // read (its inputs, the workspace's garbage) may give away the seed it was drawn from, by
+  // inverting the counter-based generators, but never the seed that one was derived from (the
+  // grading's, a benchmark's base seed), so no other call's inputs follow from it.
+  return siphash24(seed, 0x6C61626B69742D73ull /* "labkit-s" */, salt);
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "labkit/ops/matmul_cases.hpp"
+#include "labkit/random.hpp"
 #include "labkit/ops/spmv_cases.hpp"
 
 namespace labkit::cases {
@@ -119,6 +120,24 @@ TEST(Cases, HowACaseIsCalledReadsAlikeInEveryFamily) {
   }
   EXPECT_THROW(calls_of(Values{{"capture", "maybe"}}), std::invalid_argument);
   EXPECT_THROW(calls_of(Values{{"race", "1x"}}), std::invalid_argument);
+}
+
+// The seeds the judges derive go through a keyed pseudo-random function (SipHash-2-4): the
+// reference's test vector, and a derived seed that no invertible mix of its parent gives.
+TEST(Seeds, DerivedSeedsAreSipHashOfTheSaltKeyedByTheParent) {
+  // SipHash-2-4, key 00 01 .. 0f, message 00 01 .. 07: the reference implementation's vector
+  // for 8 bytes (62 24 93 9a 79 f5 f5 93, the output's bytes in little-endian order).
+  EXPECT_EQ(labkit::siphash24(0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull, 0x0706050403020100ull),
+            0x93f5f5799a932462ull);
+  EXPECT_EQ(labkit::mix_seed(20261121, 7), labkit::siphash24(20261121, 0x6C61626B69742D73ull, 7));
+  EXPECT_NE(labkit::mix_seed(20261121, 7), labkit::mix_seed(20261121, 8));
+  EXPECT_NE(labkit::mix_seed(20261121, 7), labkit::mix_seed(20261122, 7));
+  // The step is not splitmix64 of seed ^ salt * constant (invertible given the salt), as it was.
+  uint64_t z = 20261121ull ^ (7ull * 0xD1B54A32D192ED03ull);
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  EXPECT_NE(labkit::mix_seed(20261121, 7), z ^ (z >> 31));
 }
 
 TEST(Cases, SeedsComeFromTheFullNameAndDiffer) {

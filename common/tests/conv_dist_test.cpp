@@ -390,14 +390,16 @@ std::vector<Layer> winograd_layers() {
 // planted values it stays within 0.15 of the bound, checked below), but an output's error
 // depends on the whole 4x4 input tile: a planted value in the tile spreads its rounding to the
 // tile's outputs whose own windows do not hold it, and whose bound therefore does not allow for
-// it. It fails the per-output bound on most calls of the padded layers (up to 60 bounds); a
+// it. It fails the per-output bound on most calls of the padded layers (up to 60 bounds), on 1
+// call in 4 to 1 in 9 of the unpadded ones (whose detection rests on the benchmark's many
+// calls, each checked); a
 // bound loose enough for it would let TF32 products (10 to 36 bounds,
 // EveryShortcutFailsEverySeed) through. The handout does not allow it.
 TEST_P(ConvWinograd, FloatWinogradLeavesTheBound) {
   const Shape s = GetParam().shape;
   int failing = 0;
   double worst = 0;
-  for (uint64_t seed = 1; seed <= 16; ++seed) {
+  for (uint64_t seed = 1; seed <= 64; ++seed) {
     Call c = draw(s, seed, seed % 2 == 0);
     const Ratios r = ratios(winograd_2x2_3x3(c), c);
     failing += r.wrong > 0;
@@ -412,7 +414,8 @@ TEST_P(ConvWinograd, FloatWinogradLeavesTheBound) {
     EXPECT_LT(ratios(winograd_2x2_3x3(c), c).worst, kHonestCeiling)
         << "seed " << seed << ", no planted values: the transform itself is right";
   }
-  EXPECT_GE(failing, s.pad > 0 ? 12 : 2) << GetParam().name << ": worst " << worst << " bounds";
+  // Seen on these 64 draws: 62 of 64 on both padded layers, 15 and 7 on the unpadded ones.
+  EXPECT_GE(failing, s.pad > 0 ? 48 : 4) << GetParam().name << ": worst " << worst << " bounds";
   EXPECT_GT(worst, 1.3) << GetParam().name;
 }
 

@@ -28,8 +28,15 @@ uint64_t test_seed();
 void set_test_seed(uint64_t seed);
 inline constexpr uint64_t kDefaultSeed = 20261121;
 
-// Mixes a base seed with a per-test value so each test draws its own inputs.
+// Mixes a base seed with a per-test (per-call, per-buffer) value so each draws its own inputs:
+// SipHash-2-4 of `salt` keyed by `seed`, a one-way step. Every seed the judges derive (a test's
+// from the grading's, a benchmark's from the test seed, each timed call's from the benchmark's,
+// the workspace garbage's from the call's) goes through it, so inverting the generators on what
+// a kernel can read leads back to that one draw, never to the seed above it.
 uint64_t mix_seed(uint64_t seed, uint64_t salt);
+
+// SipHash-2-4 of the 8 little-endian bytes of `m` under the key (k0, k1).
+uint64_t siphash24(uint64_t k0, uint64_t k1, uint64_t m);
 
 // Counter-based generators: element i of a stream depends only on (seed, i), so the GPU fills
 // a buffer in parallel with exactly the numbers the CPU would draw (fmaf is exactly rounded
