@@ -68,8 +68,9 @@ from pathlib import Path
 from grader.policy.compile_commands import find_entry, preprocess_host
 from grader.policy.compile_commands import load as load_compile_commands
 from grader.policy.demangle import is_template_instance, outer_name
-from grader.policy.device import (DEVICE_CACHE_SUFFIX, check_device_code, device_family,
-                                  find_cuobjdump, inspect_device_code, kernel_resources)
+from grader.policy.device import (DEVICE_CACHE_SUFFIX, check_device_code, check_device_sections,
+                                  device_family, find_cuobjdump, inspect_device_code,
+                                  kernel_resources)
 from grader.policy.elf_object import read_object
 from grader.policy.object_rules import (check_constructors, check_definitions, check_imports,
                                         check_syscalls, library_exports)
@@ -110,6 +111,7 @@ def check_submission(objects: list, sources: list, interface_headers: list,
         found += check_definitions(elf, library_exports())
         found += check_constructors(elf)
         found += check_syscalls(elf)
+        found += check_device_sections(Path(obj))
         device_found, device_kernels = inspect_device_code(Path(obj),
                                                            rules.forbid_device_instructions)
         found += device_found

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from grader import runner
+from grader import elf, runner
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.policy import demangle
 from grader.policy.rules import Violation
@@ -229,6 +229,31 @@ def _device_cache_key(path: Path, families) -> str | None:
         return h.hexdigest()
     except OSError:
         return None
+
+
+# The one section of an object that holds its device code, as the linker merges it and the
+# executor loads it (common/src/executor.cpp, extract_fatbin). cuobjdump reads only the first
+# section of that name in an object: a second one, a few zero bytes placed before nvcc's (`asm(
+# ".section .nv_fatbin,...,unique,1")`, or a section attribute spelt the same), would leave the
+# device rule and the kernels report nothing to read, while the linked worker holds nvcc's code
+# after that padding, which the executor skips.
+FATBIN_SECTION = ".nv_fatbin"
+
+
+def check_device_sections(path: Path) -> list:
+    """A violation when the object has more than one section named .nv_fatbin."""
+    try:
+        names = [s.name for s in elf.read(path).sections]
+    except elf.ElfError as e:
+        return [Violation("device", FATBIN_SECTION, f"the object's sections could not be read "
+                                                    f"({e}), so its device code was not checked")]
+    count = names.count(FATBIN_SECTION)
+    if count <= 1:
+        return []
+    return [Violation("device", f"{count} {FATBIN_SECTION} sections",
+                      f"the object has {count} sections named {FATBIN_SECTION} (a section "
+                      f"directive or attribute of that name in the source): device code is "
+                      f"compiled by nvcc into one, and the grader reads only that one")]
 
 
 def check_device_code(path: Path, families) -> list:

@@ -345,6 +345,40 @@ class SharedMemoryRuleTest(unittest.TestCase):
         self.assertEqual(self.findings("shared_memory", ("tensor_cores", "low_precision")), [])
 
 
+@unittest.skipUnless(GXX, "g++ is needed")
+class FatbinSectionTest(unittest.TestCase):
+    """A second section named .nv_fatbin (zero bytes before nvcc's): cuobjdump reads only the
+    first, the linker merges both and the executor skips the padding, so the device rule would
+    read nothing of code that runs (a red team's case, 02/hidden_fatbin_section). Refused."""
+
+    def sections_object(self, asm: str) -> list:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "x.cpp"
+            src.write_text(f'asm("{asm}");\nint f(int x) {{ return x; }}\n')
+            subprocess.run([GXX, "-c", str(src), "-o", f"{tmp}/x.o"], check=True)
+            return device.check_device_sections(Path(tmp) / "x.o")
+
+    def test_two_sections_of_that_name_are_refused(self):
+        found = self.sections_object(
+            '.section .nv_fatbin,\\"a\\",@progbits,unique,1\\n.zero 8\\n.previous\\n'
+            '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 16\\n.previous')
+        self.assertEqual(len(found), 1)
+        self.assertEqual(found[0].rule, "device")
+        self.assertIn("2 sections named .nv_fatbin", found[0].message)
+
+    def test_one_section_passes(self):
+        self.assertEqual(self.sections_object(
+            '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 16\\n.previous'), [])
+        self.assertEqual(self.sections_object('.text'), [])
+
+    def test_not_an_object_is_a_violation_not_a_pass(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            junk = Path(tmp) / "x.o"
+            junk.write_bytes(b"not an ELF file")
+            (v,) = device.check_device_sections(junk)
+        self.assertIn("could not be read", v.message)
+
+
 class CuobjdumpLookupTest(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp())
