@@ -459,9 +459,51 @@ def worker_memory_problem(path: Path) -> str | None:
             f"{WORKER_MEMORY_WHY[0].upper()}{WORKER_MEMORY_WHY[1:]}")
 
 
+FATBIN_SECTION = ".nv_fatbin"
+
+
+def linked_device_code_problem(worker: Path, objects) -> str | None:
+    """Why a linked worker must not run because its device code is not what the policy read,
+    or None. The executor loads the worker's .nv_fatbin (common/src/executor.cpp,
+    extract_fatbin); the policy read the student's object's one .nv_fatbin with cuobjdump
+    (grader/policy/device.py). The worker's must be exactly that (zero bytes of alignment at
+    its end aside): then what runs is what was read, whatever was done to make the two
+    differ (a second section, code from another object, a linker trick)."""
+    try:
+        # cuobjdump reads the first section of that name in an object (the policy refuses a
+        # second one, check_device_sections): that is what the policy read.
+        read = [sections[0] for sections in (elf.section_bytes(obj, FATBIN_SECTION)
+                                             for obj in objects) if sections]
+        linked = elf.section_bytes(worker, FATBIN_SECTION)
+    except (OSError, elf.ElfError) as e:
+        return (f"the device code of the worker {worker.name} could not be compared with your "
+                f"object's ({e}), so it was not run")
+    expected = b"".join(read)
+    got = linked[0] if len(linked) == 1 else None
+    if len(linked) > 1:
+        why = f"it has {len(linked)} sections named {FATBIN_SECTION}"
+    elif got is None:
+        why = "" if not expected else f"it has no {FATBIN_SECTION} section"
+    elif got.rstrip(b"\0") != expected.rstrip(b"\0"):
+        why = (f"its {FATBIN_SECTION} ({len(got)} bytes) is not your object's "
+               f"({len(expected)} bytes)")
+    else:
+        return None
+    if not why:
+        return None
+    return (f"the worker linked from your file was refused: {why}, so the device code it would "
+            f"run is not the code the policy check read")
+
+
+def linked_refusal_rule(hint: str) -> str:
+    """The policy rule a linked worker's refusal (check_linked_workers) is recorded under."""
+    return "linked_device_code" if FATBIN_SECTION in hint else "executable_memory"
+
+
 def check_linked_workers(build_dir: Path, targets: list) -> str | None:
     """After a build: every worker among `targets` (the binaries that link a student's
-    object, found in the build's manifest) is checked for writable and executable memory
+    object, found in the build's manifest) is checked for writable and executable memory, and
+    for device code other than the object's the policy read (linked_device_code_problem),
     before anything can run it. A refused worker is deleted, so that nothing runs it later
     without linking (and so checking) it again. Returns the first refusal, or None."""
     workers = [t for t in targets if str(t).endswith("_worker")]
@@ -471,13 +513,13 @@ def check_linked_workers(build_dir: Path, targets: list) -> str | None:
         labs = manifest.load_manifest(build_dir).labs.values()
     except GraderError as e:
         return f"the worker could not be checked after linking ({e.message}), so it was not run"
-    by_target = {w.target: w.path for lab in labs for w in lab.workers}
+    by_target = {w.target: (w.path, lab.student_objects) for lab in labs for w in lab.workers}
     for target in workers:
-        path = by_target.get(target)
+        path, objects = by_target.get(target, (None, ()))
         if path is None:
             return (f"the build's {MANIFEST_NAME} does not list {target}, so it cannot be "
                     f"checked and was not run")
-        problem = worker_memory_problem(path)
+        problem = worker_memory_problem(path) or linked_device_code_problem(path, objects)
         if problem:
             try:
                 os.unlink(path)

@@ -218,6 +218,27 @@ class ElfFile:
         return out
 
 
+def section_bytes(path: Path, name: str) -> list:
+    """The contents of every section named `name` in the ELF file at `path`, in header order
+    (SHT_NOBITS sections: empty). ElfError when the file or a section does not fit."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise ElfError(f"{path}: cannot be read ({e.strerror})") from None
+    headers = ElfFile(data, str(path))
+    out = []
+    for s in headers.sections:
+        if s.name != name:
+            continue
+        if s.type == SHT_NOBITS:
+            out.append(b"")
+            continue
+        if s.offset < 0 or s.size < 0 or s.offset + s.size > len(data):
+            raise ElfError(f"{path}: section {name} does not fit in the file")
+        out.append(data[s.offset:s.offset + s.size])
+    return out
+
+
 def read(path: Path) -> ElfFile:
     try:
         data = Path(path).read_bytes()

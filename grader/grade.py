@@ -568,8 +568,9 @@ def _link_step(item: LabBuild, paths, build_dir, stage_dir, jobs, hashes, progre
 BUILD_STEPS = (_source_step, _object_step, _link_step)
 
 
-# The policy rule recorded when the linked worker is refused (grader/build.py,
-# check_linked_workers): the object passed the object stage, the worker made from it did not.
+# The policy rule recorded when the linked worker is refused for its memory (grader/build.py,
+# check_linked_workers; `linked_device_code` when its device code is not the object's): the
+# object passed the object stage, the worker made from it did not.
 LINKED_WORKER_RULE = "executable_memory"
 
 
@@ -580,14 +581,15 @@ def _refuse_linked_worker(lab: LabResult, lab_paths: manifest.LabPaths, stage_di
     object stage's, so status 'rejected' with the finding among the policy's violations and in
     the lab's message; the build itself succeeded."""
     why = build.readable(rest.hint, stage_dir)
+    rule = build.linked_refusal_rule(rest.hint)
     lab.build = BuildResult(ok=True, seconds=lab.build.seconds)
-    violation = {"rule": LINKED_WORKER_RULE, "symbol": lab_paths.worker.target, "message": why}
+    violation = {"rule": rule, "symbol": lab_paths.worker.target, "message": why}
     before = lab.policy or PolicyReport(ok=True)
     lab.policy = PolicyReport(ok=False, violations=[*before.violations, violation],
                               seconds=before.seconds)
     lab.status = "rejected"
     lab.message = (f"policy: 1 problem found in the linked worker: the submission was not run\n"
-                   f"  - [{LINKED_WORKER_RULE}] {why}")
+                   f"  - [{rule}] {why}")
 
 
 def _policy_stage(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,

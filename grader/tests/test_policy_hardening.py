@@ -371,6 +371,41 @@ class FatbinSectionTest(unittest.TestCase):
             '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 16\\n.previous'), [])
         self.assertEqual(self.sections_object('.text'), [])
 
+    def elf_with(self, tmp: Path, name: str, asm: str) -> Path:
+        src = tmp / f"{name}.cpp"
+        src.write_text(f'asm("{asm}");\nint {name}(int x) {{ return x; }}\n')
+        subprocess.run([GXX, "-c", str(src), "-o", str(tmp / f"{name}.o")], check=True)
+        return tmp / f"{name}.o"
+
+    def test_the_linked_worker_must_hold_what_the_policy_read(self):
+        from grader import build
+        one = '.section .nv_fatbin,\\"a\\",@progbits\\n.ascii \\"FATBIN-A\\"\\n.previous'
+        other = '.section .nv_fatbin,\\"a\\",@progbits\\n.ascii \\"FATBIN-B\\"\\n.previous'
+        padded = one.replace('.previous', '.zero 8\\n.previous')
+        two = ('.section .nv_fatbin,\\"a\\",@progbits,unique,1\\n.zero 8\\n.previous\\n'
+               + one)
+        none = '.text'
+        with tempfile.TemporaryDirectory() as t:
+            tmp = Path(t)
+            obj = self.elf_with(tmp, "obj", one)
+            # the same bytes (with alignment zeros at the end): what the policy read runs
+            self.assertIsNone(build.linked_device_code_problem(self.elf_with(tmp, "w1", one), [obj]))
+            self.assertIsNone(build.linked_device_code_problem(self.elf_with(tmp, "w2", padded),
+                                                               [obj]))
+            # other device code, or device code where the object had none: refused
+            self.assertIn("is not your object's",
+                          build.linked_device_code_problem(self.elf_with(tmp, "w3", other), [obj]))
+            self.assertIn("is not your object's", build.linked_device_code_problem(
+                self.elf_with(tmp, "w4", one), [self.elf_with(tmp, "o2", none)]))
+            # an object with a second section before nvcc's: the policy read its zeros only
+            hidden = self.elf_with(tmp, "o3", two)
+            self.assertIn("is not your object's", build.linked_device_code_problem(
+                self.elf_with(tmp, "w5", '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 8\\n'
+                              '.ascii \\"FATBIN-A\\"\\n.previous'), [hidden]))
+            # neither has device code: nothing to compare
+            self.assertIsNone(build.linked_device_code_problem(self.elf_with(tmp, "w6", none),
+                                                               [self.elf_with(tmp, "o4", none)]))
+
     def test_not_an_object_is_a_violation_not_a_pass(self):
         with tempfile.TemporaryDirectory() as tmp:
             junk = Path(tmp) / "x.o"
