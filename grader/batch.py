@@ -69,6 +69,7 @@ from pathlib import Path
 
 from grader import __version__, grade_args
 from grader.errors import GraderError
+from grader.report_text import terminal_text
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -521,7 +522,7 @@ class Progress:
     def _line(self, text: str) -> None:
         if self.tty and self._status_shown:
             self.stream.write("\r\033[K")
-        self.stream.write(text + "\n")
+        self.stream.write(terminal_text(text) + "\n")   # a submission's name is the student's
         self._status_shown = False
         if self.tty:
             self._status()
@@ -530,7 +531,7 @@ class Progress:
     def _status(self) -> None:
         names = ", ".join(list(self.running)[:3]) + (", ..." if len(self.running) > 3 else "")
         text = f"[{self.counts()}]" + (f" grading: {names}" if names else "")
-        self.stream.write("\r\033[K" + text[:200])
+        self.stream.write("\r\033[K" + terminal_text(text)[:200])
         self._status_shown = True
 
     def refresh(self) -> None:

@@ -4,7 +4,8 @@ grade` prints; the report files are grader/reports.py, the HTML pages grader/htm
 from __future__ import annotations
 
 from grader.report_text import (PERF_PROBLEMS, implausible_entries, kernel_name, kernel_note,
-                                kernel_resources, lab_kernels, perf_summary, points_text)
+                                kernel_resources, lab_kernels, perf_summary, points_text,
+                                terminal_text)
 from grader.results import GradeResult, LabResult, stage_totals
 
 MAX_FAILURES_SHOWN = 5
@@ -154,4 +155,6 @@ def render(result: GradeResult, output_path: str | None = None, times: bool = Fa
            if lab.seed is not None and any(g.tests for g in lab.groups)]
     if ran and result.seed is None:
         lines.append("Replay a lab's inputs: python3 -m grader grade <lab> --seed <its seed>")
-    return "\n".join(lines)
+    # Test messages carry the worker's output and build logs the compiler's: nothing in them may
+    # act on the terminal (clear it, move the cursor, hide the real total after a forged one).
+    return terminal_text("\n".join(lines))

@@ -119,6 +119,22 @@ def withheld(result: GradeResult) -> bool:
 _BAD_XML_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 
 
+# What a terminal would act on rather than show: C0 controls but newline and tab (escape
+# sequences, carriage return, backspace), DEL, the C1 controls (U+0080-U+009F: a single-byte
+# CSI among them) and Unicode's invisible and direction controls (text shown in another order
+# than stored). Student text (a test's message with the worker's output, a build log, a file's
+# name) may hold any of them.
+_TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e"
+                                "\u2060-\u2069\ufeff\ud800-\udfff]")
+
+
+def terminal_text(text) -> str:
+    """Text safe to print to a terminal: every control it would act on (_TERMINAL_CONTROLS)
+    becomes a visible escape such as \\x1b or \\u202e; newlines and tabs stay."""
+    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                  else f"\\u{ord(m.group()):04x}", str(text))
+
+
 def clean_text(text) -> str:
     """Text safe for XML 1.0 and UTF-8: control characters (other than tab, newline, carriage
     return) and lone surrogates become visible escapes such as \\x1b."""

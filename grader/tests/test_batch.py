@@ -626,6 +626,17 @@ class ProgressTest(BatchTestCase):
         self.assertNotIn("\r", out.getvalue())
         self.assertNotIn("\033", out.getvalue())
 
+    def test_a_name_cannot_act_on_the_terminal(self):
+        # A submission's folder name is the student's: its escape sequences are shown, not run.
+        out = io.StringIO()
+        p = batch.Progress(total=1, skipped=0, stream=out, tty=True, clock=lambda: 0.0)
+        p.started("eve\033[2J\033[8m", "GPU 0")
+        p.finished("eve\033[2J\033[8m", True, "graded\r100/100")
+        text = out.getvalue().replace("\r\033[K", "")
+        self.assertNotIn("\033", text)
+        self.assertNotIn("\r", text)
+        self.assertIn("batch: done   eve\\x1b[2J\\x1b[8m: graded\\x0d100/100", text)
+
     def test_status_line_redrawn_on_a_terminal(self):
         out = io.StringIO()
         p = batch.Progress(total=2, skipped=0, stream=out, tty=True, clock=lambda: 0.0)

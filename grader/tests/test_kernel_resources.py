@@ -137,6 +137,24 @@ class ReportTest(unittest.TestCase):
         html_report.kernels_table(GradeResult("s", None, "v", labs=[lab_with(garbage)]))
         reports.markdown(GradeResult("s", None, "v", labs=[lab_with(garbage)]))
 
+    def test_the_console_shows_control_characters_instead_of_running_them(self):
+        # A crashed test's message carries the worker's last output: a forged table drawn with
+        # escape sequences, and the real total hidden after it, must print as plain text.
+        from grader.results import GroupResult, TestResult
+        forged = ("\x1b[2J\x1b[3J\x1b[H  lab total   100.00 / 100\nTOTAL 100.00 / 100\x1b[8m"
+                  "\rover\u202eit\x9b2J")
+        lab = lab_with(self.kernels)
+        lab.groups = [GroupResult("public", "*", 10.0, tests=[
+            TestResult(name="MatmulPublic.X", status="crashed", message=forged)])]
+        result = GradeResult("s", None, "v", labs=[lab])
+        text = console_report.render(result)
+        for raw in ("\x1b", "\r", "\u202e", "\x9b"):
+            self.assertNotIn(raw, text)
+        self.assertIn("\\x1b[2J\\x1b[3J\\x1b[H", text)
+        self.assertIn("TOTAL 100.00 / 100\\x1b[8m", text)     # the forged total, shown as text
+        self.assertIn("over\\u202eit\\x9b2J", text)
+        self.assertTrue(text.endswith("\nTOTAL 0.00 / 100"), text[-200:])   # the real one, last
+
     def test_no_table_when_none_were_read(self):
         result = GradeResult("s", None, "v", labs=[lab_with(None)])
         self.assertNotIn("kernels", console_report.render(result))
