@@ -459,7 +459,7 @@ def worker_memory_problem(path: Path) -> str | None:
             f"{WORKER_MEMORY_WHY[0].upper()}{WORKER_MEMORY_WHY[1:]}")
 
 
-FATBIN_SECTION = ".nv_fatbin"
+FATBIN_SECTION = elf.FATBIN_SECTION
 
 
 def linked_device_code_problem(worker: Path, objects) -> str | None:

@@ -218,6 +218,11 @@ class ElfFile:
         return out
 
 
+# The section that holds an object's device code (nvcc's fatbin), as the linker merges it and
+# the executor loads it (common/src/executor.cpp, extract_fatbin).
+FATBIN_SECTION = ".nv_fatbin"
+
+
 def section_bytes(path: Path, name: str) -> list:
     """The contents of every section named `name` in the ELF file at `path`, in header order
     (SHT_NOBITS sections: empty). ElfError when the file or a section does not fit."""

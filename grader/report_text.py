@@ -128,18 +128,23 @@ _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028
                                 "\u2060-\u2069\ufeff\ud800-\udfff]")
 
 
+def _escaped(pattern, text) -> str:
+    """`text` with every character `pattern` matches written as a visible escape (\\x1b,
+    \\u202e)."""
+    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", str(text))
+
+
 def terminal_text(text) -> str:
     """Text safe to print to a terminal: every control it would act on (_TERMINAL_CONTROLS)
     becomes a visible escape such as \\x1b or \\u202e; newlines and tabs stay."""
-    return _TERMINAL_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                  else f"\\u{ord(m.group()):04x}", str(text))
+    return _escaped(_TERMINAL_CONTROLS, text)
 
 
 def clean_text(text) -> str:
     """Text safe for XML 1.0 and UTF-8: control characters (other than tab, newline, carriage
     return) and lone surrogates become visible escapes such as \\x1b."""
-    return _BAD_XML_CHARS.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                              else f"\\u{ord(m.group()):04x}", str(text))
+    return _escaped(_BAD_XML_CHARS, text)
 
 
 def clip(text: str, max_lines: int, max_chars: int) -> str:

@@ -231,13 +231,12 @@ def _device_cache_key(path: Path, families) -> str | None:
         return None
 
 
-# The one section of an object that holds its device code, as the linker merges it and the
-# executor loads it (common/src/executor.cpp, extract_fatbin). cuobjdump reads only the first
-# section of that name in an object: a second one, a few zero bytes placed before nvcc's (`asm(
+# The one section of an object that holds its device code (grader/elf.py, FATBIN_SECTION).
+# cuobjdump reads only the first section of that name in an object: a second one, a few zero bytes placed before nvcc's (`asm(
 # ".section .nv_fatbin,...,unique,1")`, or a section attribute spelt the same), would leave the
 # device rule and the kernels report nothing to read, while the linked worker holds nvcc's code
 # after that padding, which the executor skips.
-FATBIN_SECTION = ".nv_fatbin"
+FATBIN_SECTION = elf.FATBIN_SECTION
 
 
 def check_device_sections(path: Path) -> list:
