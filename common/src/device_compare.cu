@@ -32,6 +32,18 @@ __global__ void walk_bound_kernel(const float* got, const double* ref, const dou
   }
 }
 
+__global__ void peak_bound_kernel(const float* got, const double* ref, const double* sq,
+                                  const double* peak, double peak_before, size_t n, double scale,
+                                  unsigned long long* wrong) {
+  unsigned long long mine = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+       i += size_t{gridDim.x} * blockDim.x) {
+    mine += outside(got[i], ref[i],
+                    __dmul_rn(scale, __dadd_rn(sqrt(sq[i]), fmax(peak_before, peak[i]))));
+  }
+  if (mine != 0) atomicAdd(wrong, mine);
+}
+
 __global__ void row_bound_kernel(const float* got, const double* ref, const double* abs_ref,
                                  const int32_t* row_ptr, size_t rows, double c_entry,
                                  double c_walk, unsigned long long* wrong) {
@@ -64,6 +76,16 @@ uint64_t count_beyond_walk_bound(const float* got, const double* ref, const doub
   if (n == 0) return 0;
   return count(stream, [&](unsigned long long* wrong) {
     walk_bound_kernel<<<blocks_for(n), kThreads, 0, stream>>>(got, ref, sq, n, scale, wrong);
+  });
+}
+
+uint64_t count_beyond_peak_bound(const float* got, const double* ref, const double* sq,
+                                 const double* peak, double peak_before, size_t n, double scale,
+                                 cudaStream_t stream) {
+  if (n == 0) return 0;
+  return count(stream, [&](unsigned long long* wrong) {
+    peak_bound_kernel<<<blocks_for(n), kThreads, 0, stream>>>(got, ref, sq, peak, peak_before, n,
+                                                              scale, wrong);
   });
 }
 

@@ -18,6 +18,13 @@ namespace labkit {
 uint64_t count_beyond_walk_bound(const float* got, const double* ref, const double* sq, size_t n,
                                  double scale, cudaStream_t stream);
 
+// |got_i - ref_i| <= scale * (sqrt(sq_i) + max(peak_before, peak_i)): the scan's bound, peak_i
+// the largest |ref_j| for j <= i (a running maximum), peak_before that of the elements before
+// this piece of a longer output.
+uint64_t count_beyond_peak_bound(const float* got, const double* ref, const double* sq,
+                                 const double* peak, double peak_before, size_t n, double scale,
+                                 cudaStream_t stream);
+
 // |got_r - ref_r| <= min(c_entry * len_r, c_walk * sqrt(len_r)) * 2^-24 * abs_ref_r, where
 // len_r = row_ptr[r + 1] - row_ptr[r]: SpMV's per-row bound.
 uint64_t count_beyond_row_bound(const float* got, const double* ref, const double* abs_ref,

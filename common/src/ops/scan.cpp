@@ -43,9 +43,10 @@ struct Input {
 };
 
 // The reference at the start of every chunk of kChunk elements: the exclusive prefix of x and
-// of x^2 in double (floats), of x modulo 2^32 (ints). Two passes over the cores.
+// of x^2 in double and the largest |prefix| before the chunk (floats), the prefix of x modulo
+// 2^32 (ints). Two passes over the cores (three for floats).
 struct ChunkStarts {
-  std::vector<double> sum, sq;
+  std::vector<double> sum, sq, peak;
   std::vector<uint32_t> isum;
 };
 
@@ -78,6 +79,20 @@ ChunkStarts chunk_starts(const Input& in, size_t n) {
     s.sq[c + 1] += s.sq[c];
     s.isum[c + 1] += s.isum[c];
   }
+  s.peak.assign(chunks + 1, 0.0);
+  if (in.dtype != DType::kF32) return s;
+  // The largest |prefix| within each chunk, then before each chunk.
+  parallel_for(chunks, 2, [&](size_t lo, size_t hi) {
+    for (size_t c = lo; c < hi; ++c) {
+      double sum = s.sum[c], peak = 0;
+      for (size_t k = c * kChunk; k < std::min(n, (c + 1) * kChunk); ++k) {
+        peak = std::max(peak, std::fabs(sum));
+        sum += in.fx(k);
+      }
+      s.peak[c + 1] = peak;
+    }
+  });
+  for (size_t c = 0; c < chunks; ++c) s.peak[c + 1] = std::max(s.peak[c + 1], s.peak[c]);
   return s;
 }
 
@@ -86,14 +101,15 @@ ChunkStarts chunk_starts(const Input& in, size_t n) {
 template <typename F, typename I>
 void walk(const Input& in, size_t n, const ChunkStarts& s, size_t lo, size_t hi, F&& at_f,
           I&& at_i) {
-  const double scale = kScanBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24);
+  const double scale = bound_scale(n);
   const size_t c = lo / kChunk;
-  double sum = s.sum[c], sq = s.sq[c];
+  double sum = s.sum[c], sq = s.sq[c], peak = s.peak[c];
   uint32_t isum = s.isum[c];
   for (size_t k = c * kChunk; k < hi; ++k) {
     if (in.dtype == DType::kF32) {
-      // The same order of operations as count_beyond_walk_bound (device_compare.cu).
-      if (k >= lo) at_f(k, sum, scale * (std::sqrt(sq) + std::fabs(sum)));
+      // The same order of operations as count_beyond_peak_bound (device_compare.cu).
+      peak = std::max(peak, std::fabs(sum));
+      if (k >= lo) at_f(k, sum, scale * (std::sqrt(sq) + peak));
       const double x = in.fx(k);
       sum += x;
       sq += x * x;
@@ -159,7 +175,8 @@ Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out
     lo = count.first / kSegment * kSegment;
     hi = std::min(n, lo + kReportWindow);
     lead << "; " << count.wrong << " elements wrong in all, the first at " << count.first
-         << ". Below: elements " << lo << ".." << hi - 1 << " only, numbered from " << lo;
+         << index_width_hint(n, count.first) << ". Below: elements " << lo << ".." << hi - 1
+         << " only, numbered from " << lo;
   }
   lead << ": ";
   const size_t m = hi - lo;
@@ -208,6 +225,22 @@ KeepLast<VectorCaseKey, Inputs> last_case;
 
 }  // namespace
 
+std::string index_width_hint(size_t n, size_t first_wrong) {
+  constexpr size_t k2p31 = size_t{1} << 31, k2p32 = size_t{1} << 32;
+  if (n <= k2p31) return "";
+  std::ostringstream os;
+  os << " (n is past 2^" << (n > k2p32 ? 32 : 31)
+     << ": an index, a tile's offset or a count held in 32 bits goes wrong here, an int from "
+        "element 2^31 on, an unsigned from element 2^32 on";
+  if (first_wrong >= k2p32 && first_wrong < n) {
+    os << "; the first wrong element is past 2^32";
+  } else if (first_wrong >= k2p31 && first_wrong < n) {
+    os << "; the first wrong element is past 2^31";
+  }
+  os << ": compute them in size_t)";
+  return os.str();
+}
+
 CheckSpec spec(const std::string& variant, const Case& c) {
   CheckSpec s = start_spec<Sig>(variant, c);
   if (c.device_inputs && c.calls == 1 && !c.capture) {
@@ -247,9 +280,10 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   s.fault_hint =
       "an illegal address usually means an index past the end of `in` or `out` (the last tile "
       "is partial: n is not a multiple of the tile), past the tile totals of a level or the "
-      "status words in `workspace`, or an index computed in 32 bits that wrapped (n past "
-      "2^31); a misaligned address means a vector load or store (float4, int4) from an address "
-      "that is not a multiple of 16: `in` may be any pointer";
+      "status words in `workspace`, or an index computed in 32 bits that wrapped (an int "
+      "past 2^31 elements, an unsigned past 2^32); a misaligned address means a vector load or "
+      "store (float4, int4) from an address that is not a multiple of 16: `in` may be any "
+      "pointer";
   return s;
 }
 

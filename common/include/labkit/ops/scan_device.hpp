@@ -32,14 +32,21 @@ class DeviceReference {
   double scale() const;
   DType dtype_;
   size_t n_;
-  DeviceBuffer<double> x_, ref_, sq_;
+  DeviceBuffer<double> x_, ref_, sq_, peak_;  // peak_: the running max of |ref_|
   DeviceBuffer<uint32_t> iref_;
   size_t temp_bytes_ = 0;
   DeviceBuffer<char> temp_;
 };
 
 // The check of one test call whose `in` was drawn on the device (`in` describes how: source,
-// seed, range): the judge draws the same numbers on its own memory, scans them and counts.
+// seed, range): the judge draws the same numbers on its own memory, scans them and counts, a
+// piece of kCheckPiece elements at a time, each piece's scan started from the carry of those
+// before it (exact for ints, in double for floats). Its memory is the piece's, whatever n: 4
+// GiB for floats (the piece, its prefixes, the prefixes of its squares and the running maximum
+// of |prefix|, in double), 1 GiB
+// for ints, beside the worker's `in`, `out` and workspace on the same GPU (n = 2^32 + 2^20 + 7:
+// 32.1 GiB).
+inline constexpr size_t kCheckPiece = size_t{1} << 27;
 bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out);
 
 }  // namespace labkit::ops::scan
