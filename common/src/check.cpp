@@ -312,6 +312,12 @@ MemoryLock::~MemoryLock() {
           ? ""
           : " (" + spec.call.variant + " hung before: its later calls get less time)";
   record_end(spec.call.variant, r.outcome);
+  // Outputs kept on the device are freed once checked, inside the memory lock (the guard goes
+  // before `lock`): the next large call of any grading on this GPU finds the memory free.
+  struct ReleaseKept {
+    Worker& worker;
+    ~ReleaseKept() { worker.release_kept(); }
+  } const release_kept{worker_for(spec.call.variant)};
   const int c = r.failed_call;
   auto fail = [&](const std::string& kind, const std::string& body) {
     g_failure_kind = kind;
@@ -367,7 +373,31 @@ MemoryLock::~MemoryLock() {
       g_some_check_passed = true;
       return ::testing::AssertionSuccess();
     }
-    // Wrong (or a canary or input problem): the outputs to the host, for verify's report.
+  }
+  // A wrong output (or a canary or input problem): the report of call `call`.
+  auto wrong_output = [&](size_t call, const Verdict& wrong) {
+    g_failure_kind = "failed";
+    record_where(wrong.where);
+    std::string message = call_label(spec, static_cast<int>(call)) + ": " + wrong.message + problems;
+    if (wrong.ok()) message += "(every output element is right)\n";
+    // Writes outside a buffer, or a kernel right at other sizes: memcheck can say where.
+    if (!problems.empty() || g_some_check_passed) message += memcheck_findings(spec);
+    message += replay_hint();
+    return ::testing::AssertionFailure() << message;
+  };
+  if (spec.call.keep_on_device && spec.report_on_device) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const Verdict wrong = retry_out_of_memory([&] { return spec.report_on_device(r.device_outputs); });
+    release_kept.worker.release_kept();  // before a memcheck re-run of the same call
+    if (log_time) {
+      std::printf("labkit-cpu: the judge's report from the device took %.1f ms\n",
+                  std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      std::fflush(stdout);
+    }
+    return wrong_output(0, wrong);
+  }
+  if (spec.call.keep_on_device) {
+    // The outputs to the host, for verify's report.
     std::vector<Bytes> host(spec.call.buffers.size());
     for (size_t b = 0; b < host.size(); ++b) {
       if (r.device_outputs.at(b) == nullptr) continue;
@@ -375,6 +405,7 @@ MemoryLock::~MemoryLock() {
       CUDA_CHECK(cudaMemcpy(host[b].data(), r.device_outputs[b], host[b].size(), cudaMemcpyDeviceToHost));
     }
     r.outputs.assign(1, std::move(host));
+    release_kept.worker.release_kept();
   }
   for (size_t call = 0; call < r.outputs.size(); ++call) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -385,15 +416,7 @@ MemoryLock::~MemoryLock() {
       std::fflush(stdout);
     }
     if (!wrong.ok() || (!problems.empty() && call + 1 == r.outputs.size())) {
-      g_failure_kind = "failed";
-      record_where(wrong.where);
-      std::string message =
-          call_label(spec, static_cast<int>(call)) + ": " + wrong.message + problems;
-      if (wrong.ok()) message += "(every output element is right)\n";
-      // Writes outside a buffer, or a kernel right at other sizes: memcheck can say where.
-      if (!problems.empty() || g_some_check_passed) message += memcheck_findings(spec);
-      message += replay_hint();
-      return ::testing::AssertionFailure() << message;
+      return wrong_output(call, wrong);
     }
   }
   g_some_check_passed = true;

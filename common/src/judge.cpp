@@ -870,6 +870,17 @@ OpResult Worker::bench_setup(const OpCall& call, std::vector<SharedBuffer>* buff
   return result;
 }
 
+void Worker::release_kept() {
+  if (impl_->mapped.empty()) return;
+  impl_->unmap();
+  if (impl_->pid < 0) return;
+  p::Request ping;
+  ping.op = static_cast<uint32_t>(p::Op::kPing);
+  p::Reply pong;
+  std::string message;
+  (void)impl_->transact(ping, pong, impl_->options.call_timeout_s, message);
+}
+
 TimedCall Worker::bench_timed(const std::function<void()>& open, const std::function<void()>& close) {
   TimedCall t;
   // Off the clock: wake the worker, so it polls its pipe when the timed request comes.

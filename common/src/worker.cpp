@@ -147,6 +147,10 @@ class Runner {
     const auto op = static_cast<p::Op>(req.op);
     if (op == p::Op::kHello) return hello(reply);
     if (op == p::Op::kPing) {
+      // After a call whose outputs the judge read on the device (Worker::release_kept): they go
+      // now, not at the next request, which may come much later (gigabytes of GPU memory that
+      // other tests on this GPU wait for).
+      kept_.clear();
       // Before a timed call: the plan and a fresh copy of the device code, off the clock.
       if (bench_ready_ && bench_variant_ != nullptr && bench_variant_->prepare) {
         Call call = bench_call();

@@ -39,6 +39,10 @@ struct CheckSpec {
   // there: true when right. A wrong answer brings the outputs to the host, where `verify`
   // writes the report. For outputs of gigabytes, which would otherwise cross the host twice.
   std::function<bool(const std::vector<const void*>& outputs)> right_on_device;
+  // Optional, with right_on_device: the report of a wrong answer, written from the outputs where
+  // they are (a window of them to the host, not gigabytes), in place of bringing every output to
+  // the host for `verify`. A wrong answer of a 2^32-element scan costs seconds, not minutes.
+  std::function<Verdict(const std::vector<const void*>& outputs)> report_on_device;
   // Lab-specific advice appended to a launch error and to a fault.
   std::string launch_hint =
       "check the grid and block shape your launcher computes for this size (at most 1024 "

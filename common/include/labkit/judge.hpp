@@ -162,6 +162,9 @@ class Worker {
   // process, arena, log and scratch folder: nothing of the first attempt reaches it), and is
   // host_compute only when that one is over too.
   OpResult run(const OpCall& call, double timeout_s = 0);
+  // After a call with keep_on_device, once its outputs are checked: unmaps them and has the
+  // worker free them at once (else they stay until its next request).
+  void release_kept();
 
   // Benchmarks: the worker allocates one shape's buffers (one per call.buffers entry) and hands
   // them over (`buffers`), then one timed call at a time. The judge's clock runs from before

@@ -6,10 +6,12 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
 #include "labkit/compare.hpp"
+#include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/keep_last.hpp"
 #include "labkit/ops/reduce_dist.hpp"
@@ -96,16 +98,28 @@ ChunkStarts chunk_starts(const Input& in, size_t n) {
   return s;
 }
 
-// Walks the reference over [lo, hi), calling at(k, ref, bound) for floats (bound: the tests')
-// or at(k, exact) for ints, from the chunk that holds lo.
-template <typename F, typename I>
-void walk(const Input& in, size_t n, const ChunkStarts& s, size_t lo, size_t hi, F&& at_f,
-          I&& at_i) {
-  const double scale = bound_scale(n);
+// The reference's state before element `at`: the exclusive prefixes of x and x^2 and the
+// largest |prefix| before it (floats), the prefix modulo 2^32 (ints).
+struct Carry {
+  size_t at = 0;
+  double sum = 0, sq = 0, peak = 0;
+  uint32_t isum = 0;
+};
+
+Carry chunk_carry(const ChunkStarts& s, size_t lo) {
   const size_t c = lo / kChunk;
-  double sum = s.sum[c], sq = s.sq[c], peak = s.peak[c];
-  uint32_t isum = s.isum[c];
-  for (size_t k = c * kChunk; k < hi; ++k) {
+  return {c * kChunk, s.sum[c], s.sq[c], s.peak[c], s.isum[c]};
+}
+
+// Walks the reference over [lo, hi), calling at(k, ref, bound) for floats (bound: the tests')
+// or at(k, exact) for ints, from a carry at or before lo.
+template <typename F, typename I>
+void walk_from(const Input& in, size_t n, const Carry& from, size_t lo, size_t hi, F&& at_f,
+               I&& at_i) {
+  const double scale = bound_scale(n);
+  double sum = from.sum, sq = from.sq, peak = from.peak;
+  uint32_t isum = from.isum;
+  for (size_t k = from.at; k < hi; ++k) {
     if (in.dtype == DType::kF32) {
       // The same order of operations as count_beyond_peak_bound (device_compare.cu).
       peak = std::max(peak, std::fabs(sum));
@@ -118,6 +132,28 @@ void walk(const Input& in, size_t n, const ChunkStarts& s, size_t lo, size_t hi,
       isum += static_cast<uint32_t>(in.ix(k));
     }
   }
+}
+
+template <typename F, typename I>
+void walk(const Input& in, size_t n, const ChunkStarts& s, size_t lo, size_t hi, F&& at_f,
+          I&& at_i) {
+  walk_from(in, n, chunk_carry(s, lo), lo, hi, at_f, at_i);
+}
+
+// Whether one output element (its 4 bytes at `p`) is outside the tests' acceptance.
+bool wrong_f32(const uint8_t* p, double ref, double bound) {
+  uint32_t bits;
+  std::memcpy(&bits, p, 4);
+  float got;
+  std::memcpy(&got, &bits, 4);
+  return bits == kPoisonBits || !std::isfinite(got) ||
+         !(std::fabs(static_cast<double>(got) - ref) <= bound);
+}
+
+bool wrong_i32(const uint8_t* p, int64_t ref) {
+  int32_t got;
+  std::memcpy(&got, p, 4);
+  return got != ref;
 }
 
 // How many elements of `out` are wrong and the first of them, over the cores, without building
@@ -141,19 +177,10 @@ Count count_wrong(const Input& in, size_t n, const ChunkStarts& s, const uint8_t
     walk(
         in, n, s, lo * kChunk, std::min(n, hi * kChunk),
         [&](size_t k, double ref, double bound) {
-          uint32_t bits;
-          std::memcpy(&bits, out + 4 * k, 4);
-          float got;
-          std::memcpy(&got, &bits, 4);
-          if (bits == kPoisonBits || !std::isfinite(got) ||
-              !(std::fabs(static_cast<double>(got) - ref) <= bound)) {
-            bad(k);
-          }
+          if (wrong_f32(out + 4 * k, ref, bound)) bad(k);
         },
         [&](size_t k, int64_t ref) {
-          int32_t got;
-          std::memcpy(&got, out + 4 * k, 4);
-          if (got != ref) bad(k);
+          if (wrong_i32(out + 4 * k, ref)) bad(k);
         });
     wrong += mine;
     std::lock_guard<std::mutex> lock(mu);
@@ -164,15 +191,22 @@ Count count_wrong(const Input& in, size_t n, const ChunkStarts& s, const uint8_t
 }
 
 // The report of a wrong output: compare_vector's, over the whole output, or past
-// kFullReportMax over a window from the first wrong element.
-Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out, Count count) {
+// kFullReportMax over a window from the first wrong element. `out` holds the output's elements
+// from `base` on (the whole output: base 0), at least to the window's end; `from` is the
+// reference's state at or before the window.
+size_t window_lo(size_t n, size_t first) {
+  return n > kFullReportMax ? first / kSegment * kSegment : 0;
+}
+
+Verdict report(const Input& in, size_t n, const Carry& from, const uint8_t* out, size_t base,
+               Count count) {
   size_t lo = 0, hi = n;
   std::ostringstream lead;
   lead << "the exclusive scan of " << n << (in.dtype == DType::kF32 ? " floats" : " ints")
        << " is wrong";
   if (in.dtype == DType::kI32) lead << " (ints exactly, modulo 2^32)";
   if (n > kFullReportMax) {
-    lo = count.first / kSegment * kSegment;
+    lo = window_lo(n, count.first);
     hi = std::min(n, lo + kReportWindow);
     lead << "; " << count.wrong << " elements wrong in all, the first at " << count.first
          << index_width_hint(n, count.first) << ". Below: elements " << lo << ".." << hi - 1
@@ -180,14 +214,13 @@ Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out
   }
   lead << ": ";
   const size_t m = hi - lo;
-  Bytes window(out.begin() + static_cast<std::ptrdiff_t>(4 * lo),
-               out.begin() + static_cast<std::ptrdiff_t>(4 * hi));
+  Bytes window(out + 4 * (lo - base), out + 4 * (hi - base));
   Observed got = observe(window, in.dtype);
   VectorLayout layout{m, kSegment, {}, "out"};
   if (in.dtype == DType::kF32) {
     std::vector<double> ref(m), bound(m);
-    walk(
-        in, n, s, lo, hi,
+    walk_from(
+        in, n, from, lo, hi,
         [&](size_t k, double r, double b) {
           ref[k - lo] = r;
           bound[k - lo] = b;
@@ -196,7 +229,8 @@ Verdict report(const Input& in, size_t n, const ChunkStarts& s, const Bytes& out
     return verdict(compare_vector(got, ref, bound, layout), lead.str());
   }
   std::vector<int64_t> ref(m);
-  walk(in, n, s, lo, hi, [](size_t, double, double) {}, [&](size_t k, int64_t r) { ref[k - lo] = r; });
+  walk_from(in, n, from, lo, hi, [](size_t, double, double) {},
+            [&](size_t k, int64_t r) { ref[k - lo] = r; });
   // A right int prefix may have the poison's bits (0x7FC0DEAD: once the prefixes pass 2^31):
   // written, not "never written".
   for (size_t k = 0; k < m; ++k) {
@@ -243,22 +277,11 @@ std::string index_width_hint(size_t n, size_t first_wrong) {
 
 CheckSpec spec(const std::string& variant, const Case& c) {
   CheckSpec s = start_spec<Sig>(variant, c);
-  if (c.device_inputs && c.calls == 1 && !c.capture) {
-    // Checked where it is: the output of gigabytes never crosses the host (a wrong one does,
-    // for the report below).
-    s.call.keep_on_device = true;
-    const BufferSpec in = s.call.buffers[Sig::kIn];
-    const Case k = c;
-    s.right_on_device = [k, in](const std::vector<const void*>& outputs) {
-      return right_on_device(k.dtype, k.n, in, outputs.at(Sig::kOut));
-    };
-  }
   const std::shared_ptr<const Inputs> inputs = last_case.get(key(c), [&] { return generate(c); });
   s.call.inputs = *inputs;
   const Case k = c;
-  s.verify = [inputs, k](int call, const std::vector<Bytes>& outputs) {
-    const Bytes& out = outputs[Sig::kOut];
-    if (out.size() != 4 * k.n) return Verdict{"out has the wrong size", ""};
+  // Call `call`'s input, element by element.
+  auto input = [inputs, k](int call) {
     Input in;
     in.dtype = k.dtype;
     if (k.device_inputs) {
@@ -272,10 +295,73 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     } else {
       in.i = reinterpret_cast<const int32_t*>((*inputs)[call][Sig::kIn].data());
     }
+    return in;
+  };
+  if (c.device_inputs && c.calls == 1 && !c.capture) {
+    // Checked where it is: the output of gigabytes never crosses the host. A wrong one's report
+    // takes the piece that holds its first wrong element (half a gigabyte), whatever n.
+    s.call.keep_on_device = true;
+    const BufferSpec in_spec = s.call.buffers[Sig::kIn];
+    auto found = std::make_shared<std::optional<DeviceCheck>>();
+    s.right_on_device = [k, in_spec, found](const std::vector<const void*>& outputs) {
+      *found = check_on_device(k.dtype, k.n, in_spec, outputs.at(Sig::kOut));
+      return (*found)->wrong == 0;
+    };
+    s.report_on_device = [k, in_spec, found, input](const std::vector<const void*>& outputs) {
+      const void* out = outputs.at(Sig::kOut);
+      if (!found->has_value()) *found = check_on_device(k.dtype, k.n, in_spec, out);
+      const DeviceCheck& d = **found;
+      if (d.wrong == 0) return Verdict{};
+      const Input in = input(0);
+      // The first wrong element, in the piece the device named, and the report's window after
+      // it: elements piece_lo .. piece_lo + piece + kReportWindow to the host.
+      const size_t base = d.piece_lo;
+      const size_t end = std::min(k.n, base + d.piece_size + kReportWindow);
+      Bytes got(4 * (end - base));
+      CUDA_CHECK(cudaMemcpy(got.data(), static_cast<const uint8_t*>(out) + 4 * base, got.size(),
+                            cudaMemcpyDeviceToHost));
+      Carry from;
+      from.at = base;
+      from.sum = d.sum;
+      from.sq = d.sumsq;
+      from.peak = d.peak;
+      from.isum = d.isum;
+      // The host's reference sums in another order than the device's: where they disagree on
+      // an element at the bound, the piece's start stands for the first.
+      Count count{static_cast<size_t>(d.wrong), base};
+      const size_t piece_end = std::min(k.n, base + d.piece_size);
+      bool seen = false;
+      walk_from(
+          in, k.n, from, base, piece_end,
+          [&](size_t i, double ref, double bound) {
+            if (!seen && wrong_f32(got.data() + 4 * (i - base), ref, bound)) {
+              seen = true;
+              count.first = i;
+            }
+          },
+          [&](size_t i, int64_t ref) {
+            if (!seen && wrong_i32(got.data() + 4 * (i - base), ref)) {
+              seen = true;
+              count.first = i;
+            }
+          });
+      if (k.n <= kFullReportMax) {
+        // The whole output fits a report (never the case for the sizes drawn on the device).
+        Bytes all(4 * k.n);
+        CUDA_CHECK(cudaMemcpy(all.data(), out, all.size(), cudaMemcpyDeviceToHost));
+        return report(in, k.n, Carry{}, all.data(), 0, count);
+      }
+      return report(in, k.n, from, got.data(), base, count);
+    };
+  }
+  s.verify = [input, k](int call, const std::vector<Bytes>& outputs) {
+    const Bytes& out = outputs[Sig::kOut];
+    if (out.size() != 4 * k.n) return Verdict{"out has the wrong size", ""};
+    const Input in = input(call);
     const ChunkStarts starts = chunk_starts(in, k.n);
     const Count count = count_wrong(in, k.n, starts, out.data());
     if (count.wrong == 0) return Verdict{};
-    return report(in, k.n, starts, out, count);
+    return report(in, k.n, chunk_carry(starts, window_lo(k.n, count.first)), out.data(), 0, count);
   };
   s.fault_hint =
       "an illegal address usually means an index past the end of `in` or `out` (the last tile "

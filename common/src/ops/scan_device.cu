@@ -157,7 +157,7 @@ void DeviceReference::download(std::vector<int64_t>* ref) const {
   for (size_t i = 0; i < n_; ++i) (*ref)[i] = static_cast<int32_t>(u[i]);
 }
 
-bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out) {
+DeviceCheck check_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out) {
   // The reference a piece at a time, each piece's scan started from the exact carry of those
   // before it: the judge's memory is a few pieces, not n elements (a float reference of n
   // elements in double is 24 n bytes: 103 GB at 2^32, beside the worker's 34 GB of `in` and
@@ -174,12 +174,13 @@ bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* ou
     d.ilo = static_cast<int32_t>(in.lo);
     d.ihi = static_cast<int32_t>(in.hi);
   } else {
-    throw std::invalid_argument("scan::right_on_device: `in` is not a source the scan tests draw");
+    throw std::invalid_argument("scan::check_on_device: `in` is not a source the scan tests draw");
   }
   const size_t piece = std::min(n, kCheckPiece);
   const size_t last = n - (n - 1) / piece * piece;  // the last piece's size
   cudaStream_t s = nullptr;
-  uint64_t wrong = 0;
+  DeviceCheck found;
+  found.piece_size = piece;
   if (dtype == DType::kF32) {
     DeviceBuffer<double> x(piece), ref(piece), sq(piece), peak(piece);
     size_t temp_bytes = 0;
@@ -207,8 +208,15 @@ bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* ou
       CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp.get(), b, x.get(), sq.get(), Plus{}, sumsq,
                                                 static_cast<int>(m), s));
       running_peak(ref.get(), x.get(), peak.get(), m, temp.get(), temp_bytes, s);
-      wrong += count_beyond_peak_bound(static_cast<const float*>(out) + lo, ref.get(), sq.get(),
-                                       peak.get(), peak_before, m, scale, s);
+      const uint64_t wrong = count_beyond_peak_bound(static_cast<const float*>(out) + lo, ref.get(),
+                                                     sq.get(), peak.get(), peak_before, m, scale, s);
+      if (wrong != 0 && found.wrong == 0) {
+        found.piece_lo = lo;
+        found.sum = sum;
+        found.sumsq = sumsq;
+        found.peak = peak_before;
+      }
+      found.wrong += wrong;
       peak_before = std::max(peak_before, last_of(peak.get(), m, s));
       sumsq = last_of(sq.get(), m, s) + x_last * x_last;
       sum = ref_last + x_last;
@@ -231,11 +239,17 @@ bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* ou
       LABKIT_CHECK_LAUNCH();
       CUDA_CHECK(cub::DeviceScan::ExclusiveScan(temp.get(), b, x.get(), ref.get(), Plus{}, sum,
                                                 static_cast<int>(m), s));
-      wrong += count_differences(static_cast<const uint32_t*>(out) + lo, ref.get(), 4 * m, s);
+      const uint64_t wrong =
+          count_differences(static_cast<const uint32_t*>(out) + lo, ref.get(), 4 * m, s);
+      if (wrong != 0 && found.wrong == 0) {
+        found.piece_lo = lo;
+        found.isum = sum;
+      }
+      found.wrong += wrong;
       sum = last_of(ref.get(), m, s) + last_of(x.get(), m, s);
     }
   }
-  return wrong == 0;
+  return found;
 }
 
 }  // namespace labkit::ops::scan

@@ -2,8 +2,8 @@
 // the device, by CUB, in double with the prefix of the squares (floats: the tests' bound) or as
 // uint32 (ints: exact modulo 2^32), and how many elements of an output it does not accept. The
 // benchmark checks every timed call with it; the tests whose inputs were drawn on the device
-// check their outputs with it where they are (right_on_device), so gigabytes never cross the
-// host. When an output is wrong, the host's comparison writes the report.
+// check their outputs with it where they are (check_on_device), so gigabytes never cross the
+// host: a wrong output's report needs only the piece that holds its first wrong element.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -47,6 +47,18 @@ class DeviceReference {
 // for ints, beside the worker's `in`, `out` and workspace on the same GPU (n = 2^32 + 2^20 + 7:
 // 32.1 GiB).
 inline constexpr size_t kCheckPiece = size_t{1} << 27;
-bool right_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out);
+
+// What the check on the device found: how many elements are wrong and, when some are, the first
+// piece that holds one with the reference's exact state at that piece's start (the carry its
+// scan started from), so that a report needs only that piece on the host, not n elements.
+struct DeviceCheck {
+  uint64_t wrong = 0;
+  size_t piece_lo = 0;        // the first piece with a wrong element (when wrong > 0)
+  size_t piece_size = 0;      // kCheckPiece, or n when n is smaller
+  double sum = 0, sumsq = 0;  // floats: the exclusive prefixes of x and x^2 at piece_lo
+  double peak = 0;            // floats: the largest |prefix| before piece_lo
+  uint32_t isum = 0;          // ints: the exclusive prefix at piece_lo, modulo 2^32
+};
+DeviceCheck check_on_device(DType dtype, size_t n, const BufferSpec& in, const void* out);
 
 }  // namespace labkit::ops::scan
