@@ -458,7 +458,7 @@ struct Worker::Impl {
   void clear_log() { if (::ftruncate(log_fd, 0) != 0) {} }
 
   // kFlagKeepOnDevice: the last call's output buffers, mapped from the worker by CUDA IPC until
-  // the next request (the worker frees them when it reads one).
+  // they are checked (release_kept: unmapped here, then a ping, at which the worker frees them).
   std::vector<char*> mapped;
   void unmap() {
     for (char* base : mapped) cudaIpcCloseMemHandle(base);

@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "labkit/device_buffer.hpp"
+#include "labkit/gpu.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/scan.hpp"
+#include "labkit/ops/scan_device.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit {
@@ -336,6 +338,53 @@ std::vector<Order> honest_orders() {
       {"look-back, tiles of 8192, 32 items",
        [](const std::vector<float>& x, std::vector<float>& o) { look_back(x, o, 8192, 32, false); }},
   };
+}
+
+// The tests whose inputs are drawn on the device keep their output there (up to 2^32 + 2^20 + 7
+// elements): the judge's check on the device, then, for a wrong output, a report made from the
+// piece that holds its first wrong element alone (not the whole output on the host: that took
+// a minute or two per wrong test past 2^32). Here past the first piece, with two wrong elements:
+// the report names the first and the count, and shows the window from the first; the same
+// whether or not the check ran before it. Needs a GPU (1 GiB).
+TEST(ScanDeviceReport, NamesTheFirstWrongElementPastTheFirstPiece) {
+  LABKIT_REQUIRE_GPU();
+  const size_t n = sc::kCheckPiece + (size_t{1} << 20) + 5;
+  const size_t wrong_at = sc::kCheckPiece + 12345, also_wrong = n - 1;
+  for (DType dtype : {DType::kI32, DType::kF32}) {
+    const sc::Case c = make(n, dtype, dtype == DType::kI32 ? 91 : 92, true);
+    const CheckSpec s = sc::spec("v", c);
+    ASSERT_TRUE(s.call.keep_on_device && s.right_on_device && s.report_on_device);
+    std::vector<uint32_t> bits(n);
+    if (dtype == DType::kI32) {
+      const std::vector<int32_t> out = int_scan(ints_of(s, c, 0));
+      std::memcpy(bits.data(), out.data(), 4 * n);
+    } else {
+      const std::vector<float> out = exact_scan(floats_of(s, c, 0));
+      std::memcpy(bits.data(), out.data(), 4 * n);
+    }
+    DeviceBuffer<uint32_t> device(bits);
+    std::vector<const void*> outputs(sc::Sig::kCount, nullptr);
+    outputs[sc::Sig::kOut] = device.get();
+    EXPECT_TRUE(s.right_on_device(outputs)) << "the right scan, " << dtype_name(dtype);
+
+    for (size_t at : {wrong_at, also_wrong}) {
+      bits[at] = dtype == DType::kI32 ? bits[at] + 1 : 0x7FC00000u;  // off by one; a NaN
+    }
+    device.upload(bits);
+    EXPECT_FALSE(s.right_on_device(outputs));
+    const std::string lead = std::string("2 elements wrong in all, the first at ") +
+                             std::to_string(wrong_at) + ". Below: elements " +
+                             std::to_string(wrong_at / 4096 * 4096) + "..";
+    const Verdict after_check = s.report_on_device(outputs);
+    EXPECT_FALSE(after_check.ok());
+    EXPECT_NE(after_check.message.find(lead), std::string::npos) << after_check.message;
+    // The window's elements are numbered from its first (element wrong_at / 4096 * 4096).
+    EXPECT_NE(after_check.message.find("out[" + std::to_string(wrong_at % 4096) + "]"),
+              std::string::npos)
+        << after_check.message;
+    const Verdict alone = sc::spec("v", c).report_on_device(outputs);
+    EXPECT_EQ(alone.message, after_check.message);
+  }
 }
 
 TEST(ScanBound, Fp32OrdersPassWithMargin) {

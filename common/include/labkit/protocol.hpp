@@ -49,7 +49,9 @@ enum class Op : uint32_t {
                     // the plan's checked ops between events on the stream, and no host code of
                     // the student's; the calibration worker launches one empty kernel
   kQuit = 8,
-  kPing = 9,        // nothing: answered at once. The judge sends one before each timed call so
+  kPing = 9,        // frees the outputs a kFlagKeepOnDevice call kept, then nothing: answered
+                    // at once. The judge sends one once it has checked such outputs
+                    // (Worker::release_kept), and one before each timed call so
                     // that the worker is awake (polling its pipe) when the clock starts. Only
                     // the executor, once kBenchSetup set up a benchmark, does something first,
                     // off the clock: it loads a fresh copy of the device code, asks the planner
@@ -107,7 +109,8 @@ enum Flags : uint32_t {
                                 // past the end); racecheck replays keep them, so the buffers'
                                 // layout is the graded call's
   kFlagKeepOnDevice = 1u << 1,  // kRun of one call: the outputs are not copied to the arena;
-                                // they stay in the worker's buffers until its next request, and
+                                // they stay in the worker's buffers until its next request (the
+                                // judge's kPing once it has checked them), and
                                 // the reply's ipc_handles hold those buffers' allocations (the
                                 // data kGuardBytes + offset into each)
 };

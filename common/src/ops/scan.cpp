@@ -302,6 +302,8 @@ CheckSpec spec(const std::string& variant, const Case& c) {
     // takes the piece that holds its first wrong element (half a gigabyte), whatever n.
     s.call.keep_on_device = true;
     const BufferSpec in_spec = s.call.buffers[Sig::kIn];
+    // What the check found, for the report that follows it in the same check() (a spec is made
+    // for one test; without the check before it, the report checks).
     auto found = std::make_shared<std::optional<DeviceCheck>>();
     s.right_on_device = [k, in_spec, found](const std::vector<const void*>& outputs) {
       *found = check_on_device(k.dtype, k.n, in_spec, outputs.at(Sig::kOut));
