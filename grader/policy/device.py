@@ -1,6 +1,7 @@
 """The device rule: the kernels' machine code (SASS, read with cuobjdump -sass -res-usage) must not
 use the instruction families a lab refuses (tensor cores, 16-bit and 8-bit floating point,
-shared memory); where cuobjdump is found (find_cuobjdump); and the findings kept beside the object
+shared memory), and may call out of itself only into printf and assert (no device heap:
+cuobjdump -elf); where cuobjdump is found (find_cuobjdump); and the findings kept beside the object
 for a re-grading of the same code."""
 
 from __future__ import annotations
@@ -162,14 +163,23 @@ def _cuobjdump_missing(detail: str) -> GraderError:
 def _read_sass(path: Path) -> str:
     """cuobjdump -sass -res-usage of an object (each ELF's resource usage, then its SASS); ''
     when it holds no device code."""
+    return _cuobjdump(path, "-sass", "-res-usage")
+
+
+def _read_elf(path: Path) -> str:
+    """cuobjdump -elf of an object (each ELF's sections, its symbol table among them); '' when
+    it holds no device code."""
+    return _cuobjdump(path, "-elf")
+
+
+def _cuobjdump(path: Path, *flags: str) -> str:
     tool = find_cuobjdump()
     if tool is None:
         raise _cuobjdump_missing("cuobjdump (the CUDA toolkit's, or NVIDIA's wheel "
                                  "nvidia-cuda-cuobjdump) was not found")
     bindir = os.path.dirname(tool)
     env = {"LC_ALL": "C", "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-    proc = runner.run([tool, "-sass", "-res-usage", str(path)], TOOL_TIMEOUT_S,
-                      cap=TOOL_OUTPUT_CAP, env=env)
+    proc = runner.run([tool, *flags, str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env=env)
     if proc.timed_out:
         raise GraderError(f"policy check: cuobjdump did not finish within {TOOL_TIMEOUT_S} s",
                           EXIT_INTERNAL)
@@ -179,7 +189,7 @@ def _read_sass(path: Path) -> str:
         if "nvdisasm" in proc.output:
             raise _cuobjdump_missing(f"{tool} cannot run without nvdisasm "
                                      f"({short(proc.output.strip(), 200)})")
-        raise GraderError(f"policy check: cuobjdump -sass -res-usage {path.name} failed: "
+        raise GraderError(f"policy check: cuobjdump {' '.join(flags)} {path.name} failed: "
                           f"{short(proc.output.strip(), 500)}", EXIT_INTERNAL)
     return proc.stdout
 
@@ -202,6 +212,51 @@ _SHARED_WINDOW_MESSAGE = (
 _STATIC_SHARED_MESSAGE = (
     "declares {n} bytes of static shared memory (__shared__) in kernel {kernel} (cuobjdump "
     "-res-usage: SHARED:{total}): this lab does not allow shared memory")
+
+
+# ---------------------------------------------------------------------------------------------
+# Rule: what device code calls outside itself (every lab). Compiled as the labs compile it (whole
+# program, no -rdc), device code can call out of itself only into what the driver links in at
+# load time: the undefined functions of each ELF's symbol table (cuobjdump -elf). printf
+# (vprintf) and assert (__assertfail) are allowed. malloc, free and
+# __cuda_syscall_aligned_malloc (malloc, free, new, delete and __nv_aligned_device_malloc in a
+# kernel) are not: the device heap outlives a copy of the module, the one place where a kernel
+# could keep data of its own from one graded call to the next (docs/threat-model.md), and no lab
+# needs it. Any other such call is refused too: none has a place in these labs.
+# What nvcc 13.0 emits for sm_90: printf -> vprintf; assert -> __assertfail; malloc and new ->
+# malloc; free and delete -> free; __nv_aligned_device_malloc -> __cuda_syscall_aligned_malloc.
+# ---------------------------------------------------------------------------------------------
+DEVICE_CALLS_ALLOWED = ("vprintf", "__assertfail")
+_HEAP_CALLS = ("malloc", "free", "__cuda_syscall_aligned_malloc")
+# A row of cuobjdump -elf's .symtab: Num Value Size Type Bind Vis Other Ndx Name.
+_SYMTAB_FUNC = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+FUNC\s+\S+\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s*$")
+_DEVICE_CALL_MESSAGE = "calls {name} in device code: {why}"
+_HEAP_WHY = ("malloc, free, new and delete in a kernel allocate from the device heap, which "
+             "outlives a call, so no lab allows them: use the buffers your launcher is given "
+             "(a workspace where the lab has one), shared memory or registers")
+_OTHER_WHY = ("device code in these labs may call only printf and assert outside itself")
+
+
+def device_calls(elf_listing: str) -> list:
+    """The functions the device code calls outside itself (undefined FUNC symbols of each ELF in
+    cuobjdump -elf's listing), each once, in the order found."""
+    names = []
+    for line in elf_listing.splitlines():
+        m = _SYMTAB_FUNC.match(line)
+        if m and m.group(1) in ("0", "0x0") and m.group(2) not in names:
+            names.append(m.group(2))
+    return names
+
+
+def _device_call_violations(elf_listing: str) -> list:
+    out = []
+    for name in device_calls(elf_listing):
+        if name in DEVICE_CALLS_ALLOWED:
+            continue
+        why = _HEAP_WHY if name in _HEAP_CALLS else _OTHER_WHY
+        out.append(Violation("device", f"{short(name, 100)} (device code)",
+                             _DEVICE_CALL_MESSAGE.format(name=short(name, 100), why=why)))
+    return out
 
 
 # The device rule's findings for an object, kept beside it: reading the SASS is most of the
@@ -288,6 +343,8 @@ def _inspect(path: Path, families) -> tuple:
             pass
     sass = _read_sass(path)
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
+    if sass:
+        found += _device_call_violations(_read_elf(path))
     if key is not None:
         try:
             fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)

@@ -44,6 +44,7 @@ ALWAYS = {
     "executable_memory": "executable stack or memory both writable and executable",
     "include": "includes anything but",        # followed by the lab's header (checked below)
     "source": "copies a file into the program at compile time (`.incbin`, `#embed`",
+    "device_calls": "allocates memory in device code (`malloc`, `free`, `new` or `delete`",
 }
 # forbid_device_instructions: each family's phrase.
 DEVICE_PHRASES = {

@@ -592,6 +592,10 @@ CASES = {
     "bad_syscall_alloc_section": (None, [], [("syscall", "syscall in .stub")]),
     "bad_device_lowp": (None, [], [("device", "HMMA"), ("device", "F2FP"),
                                    ("device", "HFMA2")]),
+    # every lab: no device heap; printf and assert pass (test_device_calls below)
+    "bad_device_heap": (None, [], [("device", "malloc (device code)"),
+                                   ("device", "free (device code)"),
+                                   ("device", "__cuda_syscall_aligned_malloc (device code)")]),
     # checked as lab 02 checks (SHARED_RULES): each kernel named with what it uses
     "bad_device_smem": (None, [], [("device", "STS in k_static(float*)"),
                                    ("device", "SHARED:1280 in k_static(float*)"),
@@ -608,7 +612,7 @@ CUOBJDUMP = policy.find_cuobjdump()
 DEVICE_RULES = PolicyRules(forbid_device_instructions=("tensor_cores", "low_precision"))
 SHARED_RULES = PolicyRules(forbid_device_instructions=policy.DEVICE_FAMILIES)
 SHARED_CASES = {"bad_device_smem"}
-NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem"}
+NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem", "bad_device_heap"}
 # Checked from its source alone (objects=[]), as the grader may before building: the header is
 # big and the include rule needs no object. Only when GoogleTest is installed.
 GTEST_HEADER = next((p for p in (Path("/usr/include/gtest/gtest.h"),
@@ -753,6 +757,20 @@ class CompiledFixturesTest(unittest.TestCase):
         self.assertFalse(result.ok)
         self.assertEqual({v.rule for v in result.violations}, {"device"}, result.report())
         self.assertTrue(all("tiled_kernel" in v.symbol for v in result.violations),
+                        result.report())
+
+    def test_device_calls_other_than_printf_and_assert_are_refused(self):
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        if "body left out of the student release" in (FIXTURES / "bad_device_heap.cu").read_text(
+                encoding="utf-8"):
+            self.skipTest("the fixtures' kernels were emptied by the student release export")
+        result = self.result("bad_device_heap")
+        refused = sorted(v.symbol for v in result.violations if v.rule == "device")
+        self.assertEqual(refused, ["__cuda_syscall_aligned_malloc (device code)",
+                                   "free (device code)", "malloc (device code)"],
+                         result.report())
+        self.assertTrue(all("device heap" in v.message for v in result.violations),
                         result.report())
 
     def test_every_fixture_has_a_case(self):

@@ -173,6 +173,7 @@ class DeviceFamilyTest(unittest.TestCase):
 
     def test_check_device_code_names_instruction_and_kernel(self):
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(device, "_read_elf", return_value=""), \
                 mock.patch.object(demangle, "names", side_effect=lambda names: {
                     "_Z11half_kernelPK7__half2S1_PS_i":
                         "half_kernel(__half2 const*, __half2 const*, __half2*, int)",
@@ -196,6 +197,7 @@ class DeviceFamilyTest(unittest.TestCase):
             obj.write_bytes(b"object one")
             cache = Path(str(obj) + policy.DEVICE_CACHE_SUFFIX)
             with mock.patch.object(device, "_read_sass", return_value=self.SASS) as read, \
+                    mock.patch.object(device, "_read_elf", return_value=""), \
                     mock.patch.object(demangle, "names", return_value={}), \
                     mock.patch.object(device, "find_cuobjdump", return_value=None):
                 first = device.check_device_code(obj, policy.DEVICE_FAMILIES)
@@ -220,6 +222,36 @@ class DeviceFamilyTest(unittest.TestCase):
                 cache.symlink_to(fake)
                 self.assertEqual(len(device.check_device_code(obj, ("tensor_cores",))), 1)
                 self.assertEqual(read.call_count, 5)
+
+    # cuobjdump -elf's symbol table of a kernel that calls malloc, free, printf and assert
+    # (nvcc 13.0, sm_90): undefined functions have Ndx 0; a kernel is an ENTRY with its section.
+    ELF = """
+.section .symtab
+   Num            Value             Size  Type          Bind    Vis        Other                                Ndx  Name
+     0                0                0  NOTYPE        LOCAL   DEFAULT    -                                      0  (null)
+   0x3                0                0  SECTION       LOCAL   DEFAULT    -                                    0xf  .text._Z1kPf
+   0xc                0            0x200  FUNC          GLOBAL  DEFAULT    ENTRY                                0xf  _Z1kPf
+   0xd                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  malloc
+   0xe                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  free
+  0x10                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  vprintf
+  0x14                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  __assertfail
+	Value:	externs:	malloc(0xd)	free(0xe)	vprintf(0x10)
+"""
+
+    def test_device_calls_from_the_symbol_table(self):
+        self.assertEqual(device.device_calls(self.ELF),
+                         ["malloc", "free", "vprintf", "__assertfail"])
+        with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(device, "_read_elf", return_value=self.ELF), \
+                mock.patch.object(demangle, "names", return_value={}):
+            found = device.check_device_code(Path("x.o"), ("tensor_cores",))
+        self.assertEqual([v.symbol for v in found if v.symbol.endswith("(device code)")],
+                         ["malloc (device code)", "free (device code)"])
+        self.assertIn("device heap, which outlives a call", found[-1].message)
+        # no device code: nothing to read
+        with mock.patch.object(device, "_read_sass", return_value=""), \
+                mock.patch.object(device, "_read_elf", side_effect=AssertionError("read")):
+            self.assertEqual(device.check_device_code(Path("y.o"), ("tensor_cores",)), [])
 
     def test_setting_in_grading_toml(self):
         rules = PolicyRules.from_toml({"forbid_device_instructions": ["tensor_cores"]}, "w")
