@@ -62,6 +62,8 @@ Calls calls_of(const Row& row) {
   c.calls = static_cast<int>(calls);
   c.capture = row.flag("capture", false);
   c.race = row.flag("race", false);
+  // The race check replays the graded call's own plan, which the executor keeps for one call.
+  if (c.race && c.calls != 1) throw std::invalid_argument("a race check ('race') makes one call");
   return c;
 }
 

@@ -447,6 +447,11 @@ MemoryLock::~MemoryLock() {
       worker_for(spec.call.variant).sanitize(spec.call, "racecheck", &clean, left_s);
   if (clean) return ::testing::AssertionSuccess();
   g_failure_kind = "failed";
+  if (found == kRaceReplayWithoutPlan) {
+    return ::testing::AssertionFailure()
+           << spec.what << ": the race check could not run on the graded call's code:\n"
+           << found << replay_hint();
+  }
   return ::testing::AssertionFailure()
          << spec.what << ": compute-sanitizer racecheck found shared-memory hazards (threads "
          << "of a block read and write the same shared location without a __syncthreads() "

@@ -980,7 +980,9 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     ask.calls = 1;
     p::Reply got;
     std::string why;
-    impl_->ensure_arena(uint64_t{8} << 20);
+    // Room for the largest plan a planner may send (plan.hpp: one message), so that no plan a
+    // launcher makes can be too large to keep.
+    impl_->ensure_arena(sizeof(labkit::plan::SavedPlan) + labkit::plan::kMaxPayload);
     if (impl_->transact(ask, got, impl_->options.call_timeout_s, why) == Outcome::kOk) {
       labkit::plan::SavedPlan sp;
       std::memcpy(&sp, impl_->arena, sizeof(sp));
@@ -993,6 +995,11 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
         }
       }
     }
+  }
+  if (planned && tool == "racecheck" && !saved_plan) {
+    // A replay without the graded plan would ask a fresh planner, whose host code can tell it
+    // apart from the one that planned the graded call: never a clean verdict.
+    return std::string(kRaceReplayWithoutPlan);
   }
   const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
   if (log < 0) return "";

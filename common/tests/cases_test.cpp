@@ -110,11 +110,14 @@ TEST(Cases, HowACaseIsCalledReadsAlikeInEveryFamily) {
   EXPECT_EQ(plain.calls, 1);  // absent: the defaults
   EXPECT_FALSE(plain.capture);
   EXPECT_FALSE(plain.race);
-  const labkit::cases::Calls asked =
-      calls_of(Values{{"calls", "3"}, {"capture", "true"}, {"race", "true"}});
+  const labkit::cases::Calls asked = calls_of(Values{{"calls", "3"}, {"capture", "true"}});
   EXPECT_EQ(asked.calls, 3);
   EXPECT_TRUE(asked.capture);
-  EXPECT_TRUE(asked.race);
+  const labkit::cases::Calls race = calls_of(Values{{"race", "true"}});
+  EXPECT_TRUE(race.race);
+  EXPECT_EQ(race.calls, 1);
+  // A race check replays the one graded call's plan: a race row of several calls is refused.
+  EXPECT_THROW(calls_of(Values{{"calls", "2"}, {"race", "true"}}), std::invalid_argument);
   for (const char* calls : {"0", "1001", "4294967297", "-1", "two"}) {
     EXPECT_THROW(calls_of(Values{{"calls", calls}}), std::invalid_argument) << calls;
   }

@@ -149,6 +149,10 @@ struct SharedBuffer {
   std::array<char, protocol::kIpcHandleBytes> handle{};
 };
 
+inline constexpr const char* kRaceReplayWithoutPlan =
+    "  (not run: the executor kept no plan of the graded call to replay, and a plan made again "
+    "by a fresh copy of the launcher need not be the graded one)\n";
+
 class Worker {
  public:
   explicit Worker(WorkerOptions options);
@@ -177,7 +181,9 @@ class Worker {
   // Re-runs `call` in a fresh worker under compute-sanitizer (`tool`: memcheck, racecheck) and
   // returns its findings, "" when it found nothing; `clean` is set when the tool ran and
   // reported no error. The run is killed after the tool's deadline (racecheck 300 s, memcheck
-  // 180 s), or after `max_s` seconds when that is positive and shorter.
+  // 180 s), or after `max_s` seconds when that is positive and shorter. A race check of a
+  // planned call replays the plan the executor kept of the graded call; without it the replay
+  // is not run, and the findings are kRaceReplayWithoutPlan (never clean).
   std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr,
                        double max_s = 0);
 
