@@ -312,8 +312,9 @@ MemoryLock::~MemoryLock() {
           ? ""
           : " (" + spec.call.variant + " hung before: its later calls get less time)";
   record_end(spec.call.variant, r.outcome);
-  // Outputs kept on the device are freed once checked, inside the memory lock (the guard goes
-  // before `lock`): the next large call of any grading on this GPU finds the memory free.
+  // Outputs kept on the device are freed once checked, inside the memory lock (this guard,
+  // declared after `lock`, runs before it is released): the next large call of any grading on
+  // this GPU finds the memory free.
   struct ReleaseKept {
     Worker& worker;
     ~ReleaseKept() { worker.release_kept(); }
