@@ -39,7 +39,9 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  REDAS (st.async/red.async)); reading the shared window's base (S2R/S2UR/CS2R
 #                  of SR_SWINHI, SR_SWINLO, SR_SWINSZ), which a generic pointer into shared
 #                  memory needs (cvta.shared, map_shared_rank: the loads through it are plain LD
-#                  and ST); and static shared memory a kernel declares (cuobjdump -res-usage
+#                  and ST); asking whether an address is shared (QSPC.E.S, QSPC.E.D:
+#                  isspacep.shared, __isShared), which finds the window by search; and static
+#                  shared memory a kernel declares (cuobjdump -res-usage
 #                  SHARED, less the 1 KiB that sm_90 and later reserve in every kernel of a
 #                  file that uses shared memory, see _RESERVED_SMEM)
 # What nvcc 13.0 emits for sm_90 (policy_fixtures/bad_device_*.cu): wmma on half ->
@@ -92,6 +94,10 @@ _SHARED_OPS = frozenset((
 ))
 _SHARED_WINDOW = re.compile(r"\bSR_SWIN(?:HI|LO|SZ)\b")     # the shared window's base and size
 _SPECIAL_READS = ("S2R", "S2UR", "CS2R")
+# isspacep.shared / .shared::cluster (QSPC.E.S, QSPC.E.D): whether a generic address is in the
+# shared window, which lets a kernel find the window by searching (a red team's lab 02 case
+# scanned 4 GiB-aligned addresses with it, then tiled through the window with plain LD/ST).
+_SPACE_QUERY, _SHARED_SPACES = "QSPC", ("S", "D")
 
 
 def device_family(opcode: str, operands: str = "") -> str | None:
@@ -104,6 +110,8 @@ def device_family(opcode: str, operands: str = "") -> str | None:
     if base in _SHARED_OPS:
         return "shared_memory"
     if base in _SPECIAL_READS and _SHARED_WINDOW.search(operands):
+        return "shared_memory"
+    if base == _SPACE_QUERY and any(m in _SHARED_SPACES for m in mods):
         return "shared_memory"
     if base == "HFMA2":
         ops = [o.strip() for o in operands.split(",")]
@@ -203,7 +211,8 @@ _DEVICE_MESSAGES = {
                       "and conversions to such types are not allowed"),
     "shared_memory": ("uses the shared-memory instruction {op} in kernel {kernel}: this lab "
                       "does not allow shared memory (no __shared__ or extern __shared__ arrays, "
-                      "shared atomics, ld.shared/st.shared, ldmatrix, cp.async or mbarriers)"),
+                      "shared atomics, ld.shared/st.shared, ldmatrix, cp.async, mbarriers or "
+                      "isspacep.shared)"),
 }
 _SHARED_WINDOW_MESSAGE = (
     "reads the shared-memory window ({op}) in kernel {kernel}: that makes a generic pointer "

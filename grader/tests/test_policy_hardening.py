@@ -292,7 +292,9 @@ class SharedMemoryRuleTest(unittest.TestCase):
                              ("UBLKCP.S.G", "[UR4], [UR6], UR8"), ("STAS", "[R6.64], R0"),
                              ("UTMALDG.2D", "[UR8], [UR4]"),
                              ("S2R", "R0, SR_SWINHI"), ("S2UR", "UR6, SR_SWINHI"),
-                             ("CS2R", "R2, SR_SWINLO")]:
+                             ("CS2R", "R2, SR_SWINLO"),
+                             # isspacep.shared, isspacep.shared::cluster (nvcc 13.0, sm_90)
+                             ("QSPC.E.S", "P0, RZ, [R2]"), ("QSPC.E.D", "P3, RZ, [RZ.U32+UR4]")]:
             with self.subTest(op):
                 self.assertEqual(policy.device_family(op, operands), "shared_memory")
 
@@ -306,7 +308,10 @@ class SharedMemoryRuleTest(unittest.TestCase):
                              ("SHFL.BFLY", "PT, R0, R1, 0x1, 0x1f"),
                              ("S2R", "R5, SR_TID.X"), ("S2UR", "UR5, SR_CgaCtaId"),
                              ("S2R", "R0, SR_LANEID"), ("LDC", "R1, c[0x0][0x28]"),
-                             ("REDUX.MAX.S32", "UR6, R7")]:
+                             ("REDUX.MAX.S32", "UR6, R7"),
+                             # isspacep.global, isspacep.local
+                             ("QSPC.E.G", "P0, RZ, [RZ.U32+UR4]"),
+                             ("QSPC.E.L", "P5, RZ, [RZ.U32+UR4]")]:
             with self.subTest(op):
                 self.assertIsNone(policy.device_family(op, operands))
 
@@ -349,8 +354,8 @@ class SharedMemoryRuleTest(unittest.TestCase):
         self.assertEqual(by_symbol["STS in k_ptx(float*)"],
                          "uses the shared-memory instruction STS in kernel k_ptx(float*): this "
                          "lab does not allow shared memory (no __shared__ or extern __shared__ "
-                         "arrays, shared atomics, ld.shared/st.shared, ldmatrix, cp.async or "
-                         "mbarriers)")
+                         "arrays, shared atomics, ld.shared/st.shared, ldmatrix, cp.async, "
+                         "mbarriers or isspacep.shared)")
         self.assertIn("reads the shared-memory window (S2R SR_SWINHI) in kernel "
                       "k_generic(float*, int): that makes a generic pointer into shared memory",
                       by_symbol["S2R SR_SWINHI in k_generic(float*, int)"])
