@@ -251,6 +251,8 @@ def device_calls(elf_listing: str) -> list:
     cuobjdump -elf's listing), each once, in the order found."""
     names = []
     for line in elf_listing.splitlines():
+        if " FUNC " not in line:        # most of a listing: sections, relocations, attributes
+            continue
         m = _SYMTAB_FUNC.match(line)
         if m and m.group(1) in ("0", "0x0") and m.group(2) not in names:
             names.append(m.group(2))
