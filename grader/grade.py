@@ -687,9 +687,11 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                                    budget_s=cfg.test_budget_s,
                                    sanitizer=sanitizer, memcheck=sanitize,
                                    memory_lock=gpulock.memory_lock_path(),
-                                   shard=(index, shards) if shards > 1 else None)
+                                   shard=(index, shards) if shards > 1 else None,
+                                   streaks=streaks / "streaks")
         try:
-            with _gpu(lab.stages, shared=True):
+            # The lab's judges count each variant's hangs and crashes together (gtest.judge_command).
+            with judge.private_dir("labs-streaks-") as streaks, _gpu(lab.stages, shared=True):
                 if shards == 1:
                     runs = [run_shard(0)]
                 else:

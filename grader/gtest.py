@@ -114,11 +114,12 @@ SANITIZER_REPLAY_S = 300
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
                   sanitizer: str | None, fd: int, memcheck: bool = True,
                   routes: dict | None = None, memory_lock: Path | None = None,
-                  budget_s: float | None = None) -> list:
+                  budget_s: float | None = None, streaks: Path | None = None) -> list:
     """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
     and memcheck re-runs of failing calls; `memcheck` False turns off only the latter.
     `memory_lock`: the GPU's memory lock file (gpulock.memory_lock_path), which large calls
-    take in turns."""
+    take in turns. `streaks`: a file the judges of one lab's tests share, where each variant's
+    run of hangs and crashes is counted across them (WorkerOptions::streaks)."""
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
            f"--labkit-results-fd={fd}", "--labkit-seed-stdin", *worker_args(worker, routes),
            f"--labkit-call-timeout={call_timeout_s:g}"]
@@ -130,6 +131,8 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
             cmd.append("--labkit-memcheck=0")
     if memory_lock is not None:
         cmd.append(f"--labkit-memory-lock={Path(memory_lock).absolute()}")
+    if streaks is not None:
+        cmd.append(f"--labkit-streaks={Path(streaks).absolute()}")
     return cmd
 
 
@@ -147,7 +150,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
               env: dict | None = None, routes: dict | None = None,
               memory_lock: Path | None = None, shard: tuple | None = None,
-              budget_s: float | None = None) -> JudgeRun:
+              budget_s: float | None = None, streaks: Path | None = None) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process; with `shard` (index, total),
     only that shard of them (shard_of says which).
 
@@ -166,7 +169,8 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
         try:
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
-                                         fd, memcheck, routes, memory_lock, budget_s),
+                                         fd, memcheck, routes, memory_lock, budget_s,
+                                         streaks),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd), env=env)
         except OSError as e:
             raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None

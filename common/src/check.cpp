@@ -77,7 +77,10 @@ std::string memcheck_findings(const CheckSpec& spec) {
 // hung once gets kHungFloorS plus a tenth of that in its later calls. Its remaining calls fail
 // without running after kMaxHangsInARow hangs, or kMaxEndedInARow calls that ended its worker
 // (hangs and crashes: each costs a fresh worker), with no call of it finishing normally in
-// between: a kernel that hangs or faults at some sizes and not others keeps the others.
+// between: a kernel that hangs or faults at some sizes and not others keeps the others. The
+// runs are counted across the lab's judges side by side (WorkerOptions::streaks): on an H200,
+// lab 05's trap_every_kernel had three judges fault 6 times per variant each, about 70 faults
+// and 190 s, with two other such gradings on the GPU.
 // The judge's whole run has the lab's budget.
 constexpr double kCallFloorS = 30;
 constexpr double kHungFloorS = 5;
@@ -91,8 +94,59 @@ struct Hangs {
   bool hung = false;       // ever, in this judge
   std::string first;       // the test of the first of the current run
 };
-std::map<std::string, Hangs> g_hangs;  // by variant, in this judge
+std::map<std::string, Hangs> g_hangs;  // by variant: this judge's, or the lab's judges' (below)
 double g_budget_start_ms = -1;
+
+// Runs `f` on g_hangs as the lab's judges share it (WorkerOptions::streaks): read from the file
+// before, written back after, under an exclusive lock; a call that ends normally in any judge
+// ends its variant's run. Without the file (or when it cannot be opened), this judge's own.
+// One line per variant: name, hangs in a row, ended in a row, hung ever, the run's first test.
+template <class F>
+void with_streaks(F&& f) {
+  const std::string& path = worker_options().streaks;
+  const int fd = path.empty() ? -1
+                              : ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    f();
+    return;
+  }
+  while (::flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) text.append(buf, static_cast<size_t>(n));
+  std::map<std::string, Hangs> shared;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string variant;
+    Hangs h;
+    int hung = 0;
+    if (std::getline(fields, variant, '\t') && fields >> h.hangs_in_a_row >> h.ended_in_a_row >> hung) {
+      h.hung = hung != 0;
+      fields.ignore(1);
+      std::getline(fields, h.first);
+      shared[variant] = h;
+    }
+  }
+  g_hangs = std::move(shared);
+  f();
+  std::ostringstream out;
+  for (const auto& [variant, h] : g_hangs) {
+    out << variant << '\t' << h.hangs_in_a_row << ' ' << h.ended_in_a_row << ' ' << (h.hung ? 1 : 0)
+        << '\t' << h.first << '\n';
+  }
+  const std::string bytes = out.str();
+  if (::ftruncate(fd, 0) == 0) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+  }
+  ::close(fd);  // releases the lock
+}
 
 double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
@@ -162,9 +216,11 @@ double call_timeout_for(const OpCall& call, std::string* not_run, std::string* k
     return 0;
   }
   const double pass_s = static_cast<double>(call_bytes(call)) / copy_bandwidth();
-  const auto h = g_hangs.find(call.variant);
-  if (h == g_hangs.end()) return std::min(o.call_timeout_s, kCallFloorS + kWorkSlack * pass_s);
-  const Hangs& v = h->second;
+  Hangs v;
+  with_streaks([&] {
+    const auto h = g_hangs.find(call.variant);
+    if (h != g_hangs.end()) v = h->second;
+  });
   if (v.hangs_in_a_row >= kMaxHangsInARow || v.ended_in_a_row >= kMaxEndedInARow) {
     std::ostringstream os;
     os << "not run: " << call.variant << " ";
@@ -190,18 +246,20 @@ void record_end(const std::string& variant, Outcome outcome) {
   const bool hung = outcome == Outcome::kTimeout;
   const bool ended_worker = hung || outcome == Outcome::kRunError || outcome == Outcome::kCrashed ||
                             outcome == Outcome::kProtocolError;
-  if (!ended_worker) {
-    const auto h = g_hangs.find(variant);
-    if (h != g_hangs.end()) h->second.hangs_in_a_row = h->second.ended_in_a_row = 0;
-    return;
-  }
-  Hangs& h = g_hangs[variant];
-  if (h.ended_in_a_row == 0) h.first = current_test_name();
-  ++h.ended_in_a_row;
-  if (hung) {
-    ++h.hangs_in_a_row;
-    h.hung = true;
-  }
+  with_streaks([&] {
+    if (!ended_worker) {
+      const auto h = g_hangs.find(variant);
+      if (h != g_hangs.end()) h->second.hangs_in_a_row = h->second.ended_in_a_row = 0;
+      return;
+    }
+    Hangs& h = g_hangs[variant];
+    if (h.ended_in_a_row == 0) h.first = current_test_name();
+    ++h.ended_in_a_row;
+    if (hung) {
+      ++h.hangs_in_a_row;
+      h.hung = true;
+    }
+  });
 }
 
 }  // namespace

@@ -97,6 +97,9 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     } else if (take(argv[i], "--labkit-memory-lock", &v)) {
       if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-memory-lock: an absolute path, not '" + v + "'");
       options.memory_lock = v;
+    } else if (take(argv[i], "--labkit-streaks", &v)) {
+      if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-streaks: an absolute path, not '" + v + "'");
+      options.streaks = v;
     } else if (take(argv[i], "--labkit-memcheck", &v)) {
       if (v != "0" && v != "1") throw std::invalid_argument("--labkit-memcheck: 0 or 1, not '" + v + "'");
       options.memcheck = v == "1";

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -415,6 +417,48 @@ TEST(JudgeHost, AVariantThatKeepsHangingStopsBeingRun) {
   EXPECT_NE(std::string(after_budget.message()).find("not run: this judge's tests have used up the lab's "
                                         "time budget"), std::string::npos)
       << after_budget.message();
+}
+
+// The judges of one lab's tests, side by side, count each variant's run of crashes together
+// (--labkit-streaks): crashes in another judge count here, and a normal end there ends the run.
+TEST(JudgeHost, TheLabsJudgesCountCrashesTogether) {
+  const WorkerOptions saved = worker_options();
+  EXPECT_THROW(parse({"--labkit-streaks=relative/streaks"}), std::invalid_argument);
+  set_worker_options(saved);
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("labkit-streaks-" + std::to_string(::getpid()))).string();
+  std::filesystem::remove(path);
+  parse({"--labkit-streaks=" + path});
+  EXPECT_EQ(worker_options().streaks, path);
+  WorkerOptions o = worker_options();
+  o.call_timeout_s = 5;
+  o.sanitizer.clear();
+  o.variant_paths = {{"faults", std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_dies"}};
+  set_worker_options(o);
+  CheckSpec spec;
+  spec.what = "faults on n=2";
+  spec.call = small_call();
+  spec.call.variant = "faults";
+  spec.verify = [](int, const std::vector<Bytes>&) { return Verdict{}; };
+  const auto file = [&] {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto write = [&](const std::string& text) { std::ofstream(path, std::ios::trunc) << text; };
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(std::string(check(spec).message()).find("not run"), std::string::npos);
+  EXPECT_EQ(file().rfind("faults\t0 2 0\t", 0), 0u) << file();
+  // Another judge's four crashes of the same variant: six in a row, so this one stops.
+  write("faults\t0 6 0\tSome.Test\n");
+  const std::string stopped = check(spec).message();
+  EXPECT_NE(stopped.find("not run: faults crashed or hung in 6 calls in a row (the first in Some.Test)"),
+            std::string::npos) << stopped;
+  // A call that ended normally in another judge ends the run: this judge runs the variant again.
+  write("faults\t0 0 0\t\n");
+  const std::string again = check(spec).message();
+  EXPECT_EQ(again.find("not run"), std::string::npos) << again;
+  EXPECT_EQ(file().rfind("faults\t0 1 0\t", 0), 0u) << file();
+  set_worker_options(saved);
+  std::filesystem::remove(path);
 }
 
 // Large calls of gradings side by side take turns: MemoryLock holds the file given by

@@ -198,6 +198,12 @@ class GradeLabTest(TempDirTest):
                                 for r in runs[1:]), [("0", "3"), ("1", "3"), ("2", "3")])
         self.assertTrue(all("--gtest_filter=*MatmulPublic*:*MatmulHidden*" in r["argv"]
                             for r in runs))
+        # The three judges of the split count each variant's hangs and crashes in one file
+        # (the first judge, of the unsplit grading, in one of its own).
+        streaks = [[a for a in r["argv"] if a.startswith("--labkit-streaks=/")] for r in runs]
+        self.assertTrue(all(len(s) == 1 for s in streaks), streaks)
+        self.assertEqual(len({s[0] for s in streaks[1:]}), 1, streaks)
+        self.assertNotEqual(streaks[0], streaks[1])
 
     def test_a_crashed_judge_costs_only_the_tests_of_its_shard(self):
         tests = tests_all_pass()

@@ -45,6 +45,11 @@ struct WorkerOptions {
   // the GPU, hold it exclusively, so that large tests of gradings side by side take turns
   // instead of failing to allocate and waiting ("" = no lock: the retries alone).
   std::string memory_lock;
+  // A file the judges of one lab's tests share (--labkit-streaks=PATH, from the grader, which
+  // splits a lab's tests among judges side by side): each variant's run of hangs and crashes is
+  // counted there, across them, so a kernel that always faults or never ends costs one run of
+  // calls, not one per judge ("" = this judge's own count).
+  std::string streaks;
 };
 
 // Set by the judge's main from its command line (--labkit-worker, --labkit-worker-for,
