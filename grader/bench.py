@@ -42,11 +42,13 @@ def _matches(entry: dict, name: str) -> bool:
 
 
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
-                   env: dict | None = None, routes: dict | None = None) -> dict:
+                   env: dict | None = None, routes: dict | None = None,
+                   no_shared_memory: bool = False) -> dict:
     """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
     name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
     reported an error or is missing. `routes`: the variants that run in a worker of their own
-    (gtest.worker_args); a benchmark's calls go to its variant's worker.
+    (gtest.worker_args); a benchmark's calls go to its variant's worker. `no_shared_memory`:
+    the lab refuses shared memory (gtest.no_shared_memory).
 
     Raises BenchError('timeout'|'failed', message) when the run as a whole gave no document:
     a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
@@ -55,7 +57,7 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
             proc = runner.run_with_results(
                 lambda fd: [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
                             f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
-                            *gtest.worker_args(worker, routes)],
+                            *gtest.worker_args(worker, routes, no_shared_memory)],
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env())
         except OSError as e:

@@ -688,7 +688,8 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                                    sanitizer=sanitizer, memcheck=sanitize,
                                    memory_lock=gpulock.memory_lock_path(),
                                    shard=(index, shards) if shards > 1 else None,
-                                   streaks=streaks / "streaks")
+                                   streaks=streaks / "streaks",
+                                   no_shared_memory=gtest.no_shared_memory(cfg.policy))
         try:
             # The lab's judges count each variant's hangs and crashes together (gtest.judge_command).
             with judge.private_dir("labs-streaks-") as streaks, _gpu(lab.stages, shared=True):
@@ -856,7 +857,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
             try:
                 found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
                                              worker=lab_paths.worker.path, seed=lab.seed,
-                                             routes=lab_paths.worker_routes)
+                                             routes=lab_paths.worker_routes,
+                                             no_shared_memory=gtest.no_shared_memory(cfg.policy))
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

@@ -98,12 +98,22 @@ class JudgeRun:
     worker_at: float | None = None
 
 
-def worker_args(worker: Path, routes: dict | None = None) -> list:
+def worker_args(worker: Path, routes: dict | None = None, no_shared_memory: bool = False) -> list:
     """The judges' worker flags: `worker` runs every variant but those in `routes` (variant ->
     the binary that runs it instead: manifest.LabPaths.worker_routes), tests and benchmarks
-    alike."""
-    return [f"--labkit-worker={worker}"] + [f"--labkit-worker-for={variant}={path}"
-                                            for variant, path in sorted((routes or {}).items())]
+    alike. `no_shared_memory`: the lab refuses shared memory (no_shared_memory below), and the
+    executor refuses every launch that asks for dynamic shared memory."""
+    return ([f"--labkit-worker={worker}"]
+            + [f"--labkit-worker-for={variant}={path}"
+               for variant, path in sorted((routes or {}).items())]
+            + (["--labkit-no-shared-memory"] if no_shared_memory else []))
+
+
+def no_shared_memory(policy) -> bool:
+    """Whether a lab's policy (config.LabConfig.policy) refuses shared memory in its device code:
+    then its executor refuses dynamic shared memory too, which no SASS rule can see (a kernel
+    may reach the window through a generic address it was never seen to make)."""
+    return "shared_memory" in tuple(getattr(policy, "forbid_device_instructions", ()) or ())
 
 
 # The longest a judge's compute-sanitizer replay of one call may take (common/src/judge.cpp,
@@ -114,14 +124,16 @@ SANITIZER_REPLAY_S = 300
 def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s: float,
                   sanitizer: str | None, fd: int, memcheck: bool = True,
                   routes: dict | None = None, memory_lock: Path | None = None,
-                  budget_s: float | None = None, streaks: Path | None = None) -> list:
+                  budget_s: float | None = None, streaks: Path | None = None,
+                  no_shared_memory: bool = False) -> list:
     """The judge's command line. The sanitizer serves both graded race checks (a lab's tests)
     and memcheck re-runs of failing calls; `memcheck` False turns off only the latter.
     `memory_lock`: the GPU's memory lock file (gpulock.memory_lock_path), which large calls
     take in turns. `streaks`: a file the judges of one lab's tests share, where each variant's
     run of hangs and crashes is counted across them (WorkerOptions::streaks)."""
     cmd = [str(binary), f"--gtest_filter={gtest_filter}", "--gtest_color=no",
-           f"--labkit-results-fd={fd}", "--labkit-seed-stdin", *worker_args(worker, routes),
+           f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
+           *worker_args(worker, routes, no_shared_memory),
            f"--labkit-call-timeout={call_timeout_s:g}"]
     if budget_s is not None:
         cmd.append(f"--labkit-test-budget={budget_s:g}")
@@ -150,7 +162,8 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
               call_timeout_s: float, sanitizer: str | None = None, memcheck: bool = True,
               env: dict | None = None, routes: dict | None = None,
               memory_lock: Path | None = None, shard: tuple | None = None,
-              budget_s: float | None = None, streaks: Path | None = None) -> JudgeRun:
+              budget_s: float | None = None, streaks: Path | None = None,
+              no_shared_memory: bool = False) -> JudgeRun:
     """Runs every test `gtest_filter` selects in one judge process; with `shard` (index, total),
     only that shard of them (shard_of says which).
 
@@ -170,7 +183,7 @@ def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, s
             proc = runner.run_with_results(
                 lambda fd: judge_command(binary, gtest_filter, worker, call_timeout_s, sanitizer,
                                          fd, memcheck, routes, memory_lock, budget_s,
-                                         streaks),
+                                         streaks, no_shared_memory),
                 timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd), env=env)
         except OSError as e:
             raise RuntimeError(f"could not start {binary.name}: {e.strerror}") from None

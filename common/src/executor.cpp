@@ -193,7 +193,8 @@ struct ParamInfo {
 
 class Executor {
  public:
-  Executor(std::string planner, bool helpers) : planner_path_(std::move(planner)), helpers_(helpers) {}
+  Executor(std::string planner, bool helpers, bool no_shared_memory)
+      : planner_path_(std::move(planner)), helpers_(helpers), no_shared_memory_(no_shared_memory) {}
 
   // Before CUDA: start the planner (it inherits no device file), read its hello and its device
   // code.
@@ -629,6 +630,11 @@ class Executor {
     if (k == nullptr) bad("it launches " + name + ", which is not a kernel of your file");
     const ParamInfo& p = params_of(name, k);
     if (p.total != l.args_bytes) bad("the arguments of " + name + " are not its parameters' size");
+    if (no_shared_memory_ && l.shared_bytes > 0) {
+      bad("it launches " + name + " with " + std::to_string(l.shared_bytes) +
+          " bytes of dynamic shared memory (the third <<<>>> argument, or dynamicSmemBytes): this "
+          "lab refuses shared memory, so every launch asks for 0");
+    }
     std::vector<char> args(plan_.begin() + static_cast<long>(body + sizeof(l) + l.name_len),
                            plan_.begin() + static_cast<long>(body + bytes));
     std::vector<void*> argv;
@@ -712,6 +718,11 @@ class Executor {
     }
     if (!allowed_attr(a.attr)) bad("a function attribute the rules do not allow");
     const std::string name = name_at(body + sizeof(a), a.name_len);
+    if (no_shared_memory_ && a.attr == cudaFuncAttributeMaxDynamicSharedMemorySize && a.value > 0) {
+      bad("it opts " + name + " in to " + std::to_string(a.value) +
+          " bytes of dynamic shared memory (cudaFuncAttributeMaxDynamicSharedMemorySize): this "
+          "lab refuses shared memory");
+    }
     const cudaKernel_t k = kernel(name);
     if (k == nullptr) bad("it sets an attribute of " + name + ", which is not a kernel of your file");
     apply_attr(k, a.attr, a.value);
@@ -759,6 +770,9 @@ class Executor {
 
   std::string planner_path_;
   bool helpers_;
+  // The lab refuses shared memory (--no-shared-memory): the SASS rule sees every instruction
+  // that names it, but not a generic address into its window, so no launch may have any.
+  bool no_shared_memory_;
   uint64_t fakes_[8] = {};        // the addresses the launcher was given in the current call
   std::string last_variant_;
   bool saved_ = false;            // replaying a saved plan (--plan)
@@ -785,7 +799,7 @@ class Executor {
 
 int executor_main(int argc, char** argv) {
   std::string planner, replay, saved;
-  bool helpers = false, serve = false;
+  bool helpers = false, serve = false, no_shared_memory = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--planner" && i + 1 < argc) {
@@ -798,6 +812,8 @@ int executor_main(int argc, char** argv) {
       serve = true;
     } else if (a == "--helpers") {
       helpers = true;
+    } else if (a == "--no-shared-memory") {
+      no_shared_memory = true;
     } else {
       planner.clear();
       break;
@@ -806,15 +822,16 @@ int executor_main(int argc, char** argv) {
   if (planner.empty() || serve == !replay.empty()) {
     std::fprintf(stderr,
                  "%s: the executor; the lab's _test and _bench programs start it.\n"
-                 "  %s --serve --planner PATH [--helpers]\n"
-                 "  %s --replay FILE --planner PATH [--plan SAVED] [--helpers]   (compute-sanitizer)\n",
+                 "  %s --serve --planner PATH [--helpers] [--no-shared-memory]\n"
+                 "  %s --replay FILE --planner PATH [--plan SAVED] [--helpers] [--no-shared-memory]"
+                 "   (compute-sanitizer)\n",
                  argv[0], argv[0], argv[0]);
     return 2;
   }
   // Every module loads whole when it is loaded (outside the timed window), not at its first
   // launch (inside it).
   ::setenv("CUDA_MODULE_LOADING", "EAGER", 1);
-  static Executor exec(planner, helpers);
+  static Executor exec(planner, helpers, no_shared_memory);
   if (!saved.empty() && !replay.empty()) {
     exec.start_saved(saved);
   } else {

@@ -527,6 +527,7 @@ struct Worker::Impl {
       // The executor runs the planner (the student's launcher) and what it plans.
       argv.insert(argv.end(), {"--planner", options.path});
       if (options.helpers) argv.push_back("--helpers");
+      if (options.no_shared_memory) argv.push_back("--no-shared-memory");
     }
     pid = spawn(exe, argv, worker_environment(scratch), fds, drop, scratch);
     if (pid > 0) g_live_workers.insert(pid);
@@ -1022,6 +1023,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
     if (saved_plan) argv.insert(argv.end(), {"--plan", (dir / "plan").string()});
     if (impl_->options.helpers) argv.push_back("--helpers");
+    if (impl_->options.no_shared_memory) argv.push_back("--no-shared-memory");
   }
   std::vector<std::string> env = worker_environment(dir.string());
   const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, impl_->scratch);

@@ -97,6 +97,9 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     } else if (take(argv[i], "--labkit-memory-lock", &v)) {
       if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-memory-lock: an absolute path, not '" + v + "'");
       options.memory_lock = v;
+    } else if (take(argv[i], "--labkit-no-shared-memory", &v)) {
+      if (!v.empty()) throw std::invalid_argument("--labkit-no-shared-memory takes no value");
+      options.no_shared_memory = true;
     } else if (take(argv[i], "--labkit-streaks", &v)) {
       if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-streaks: an absolute path, not '" + v + "'");
       options.streaks = v;

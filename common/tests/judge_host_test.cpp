@@ -461,6 +461,18 @@ TEST(JudgeHost, TheLabsJudgesCountCrashesTogether) {
   std::filesystem::remove(path);
 }
 
+// A lab that refuses shared memory has its executor refuse dynamic shared memory
+// (--labkit-no-shared-memory, passed on as the executor's --no-shared-memory).
+TEST(JudgeHost, NoSharedMemoryIsAFlagWithoutAValue) {
+  const WorkerOptions saved = worker_options();
+  EXPECT_FALSE(saved.no_shared_memory);
+  parse({"--labkit-no-shared-memory"});
+  EXPECT_TRUE(worker_options().no_shared_memory);
+  set_worker_options(saved);
+  EXPECT_THROW(parse({"--labkit-no-shared-memory=0"}), std::invalid_argument);
+  set_worker_options(saved);
+}
+
 // Large calls of gradings side by side take turns: MemoryLock holds the file given by
 // --labkit-memory-lock exclusively while it lives, and only for a large call.
 TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {

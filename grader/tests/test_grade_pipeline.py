@@ -9,6 +9,7 @@ report.render, GradeResult.to_json, and cli.main's checks of its arguments.
 
 import contextlib
 import copy
+import dataclasses
 import io
 import json
 import os
@@ -16,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import types
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -179,6 +181,21 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(lock.parent,
                          Path(gpulock.DEFAULT_LOCK or gpulock.default_lock_path()).parent)
         self.assertIn(f"--labkit-memory-lock={lock.absolute()}", test_runs[0]["argv"])
+
+    def test_a_lab_that_refuses_shared_memory_has_its_executor_refuse_it_too(self):
+        # The SASS rule cannot see a generic address into the shared window; the executor
+        # refuses any dynamic shared memory, in the tests' judges and the benchmark's alike.
+        def judges(config):
+            self.grade_lab(tests_all_pass(), benches(ratio=0.03), config=config)
+            return [r["argv"] for r in self.build.runs()
+                    if any(a.startswith("--labkit-worker=") for a in r["argv"])]
+        plain = judges(cfg())
+        self.assertEqual(len(plain), 2)   # the tests' judge and the benchmark's
+        self.assertFalse(any("--labkit-no-shared-memory" in argv for argv in plain), plain)
+        rules = types.SimpleNamespace(forbid_device_instructions=("tensor_cores", "shared_memory"))
+        refusing = judges(dataclasses.replace(cfg(), policy=rules))[len(plain):]  # the log grows
+        self.assertEqual(len(refusing), 2)
+        self.assertTrue(all("--labkit-no-shared-memory" in argv for argv in refusing), refusing)
 
     def test_many_tests_are_split_among_judges_with_the_same_verdicts(self):
         tests = tests_all_pass()

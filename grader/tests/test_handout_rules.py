@@ -52,6 +52,9 @@ DEVICE_PHRASES = {
     "low_precision": "16-bit (or 8-bit) float math and conversions",
     "shared_memory": "uses shared memory",
 }
+# Refused when the code runs, not by the policy: the executor refuses dynamic shared memory in a
+# lab that refuses the shared_memory family (gtest.no_shared_memory).
+LAUNCH_PHRASES = {"shared_memory": "dynamic shared memory at launch"}
 # A lab's forbid_imports patterns and the phrase that names each.
 IMPORT_PHRASES = {
     "cudaMemcpy*": "`cudaMemcpy*`",
@@ -147,7 +150,7 @@ class HandoutRulesTest(unittest.TestCase):
         for name in self.labs:
             with self.subTest(name):
                 policy, _, text = self.lab(name)
-                for family, phrase in DEVICE_PHRASES.items():
+                for family, phrase in [*DEVICE_PHRASES.items(), *LAUNCH_PHRASES.items()]:
                     refused = family in policy.forbid_device_instructions
                     self.assertEqual(phrase in text, refused,
                                      f"{name}: the handout {'does not say' if refused else 'says'}"

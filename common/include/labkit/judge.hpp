@@ -24,6 +24,10 @@ struct WorkerOptions {
   // `path` is a self-contained runner (the calibration worker, the harness's self-test worker).
   std::string executor;
   bool helpers = false;        // the executor runs the lab's helpers (--labkit-worker-for routes)
+  // The lab refuses shared memory (--labkit-no-shared-memory, from the grader where its policy
+  // forbids the shared_memory family): the executor refuses any launch with dynamic shared
+  // memory and any opt-in to it, which no SASS rule can see.
+  bool no_shared_memory = false;
   std::string null_path;       // the calibration worker (no student code): labkit_null_worker
   // One request's limit, the most a call may take (grading.toml's test_timeout_s); a hang is
   // killed after it. A correctness call gets less: what its data needs (check.cpp,
