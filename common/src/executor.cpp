@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -614,6 +616,14 @@ class Executor {
     bad("a launch on a stream the launcher was not given (it may only use `stream`)");
   }
 
+  // A kernel's name as its source spells it (demangled), for messages.
+  static std::string readable(const std::string& mangled) {
+    int status = -1;
+    std::unique_ptr<char, void (*)(void*)> out(
+        abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+    return status == 0 && out ? std::string(out.get()) : mangled;
+  }
+
   std::string name_at(uint64_t at, uint32_t len) {
     if (len == 0 || len > pl::kMaxNameBytes || len > plan_.size() - at) bad("a kernel name");
     return std::string(plan_.data() + at, len);
@@ -631,7 +641,7 @@ class Executor {
     const ParamInfo& p = params_of(name, k);
     if (p.total != l.args_bytes) bad("the arguments of " + name + " are not its parameters' size");
     if (no_shared_memory_ && l.shared_bytes > 0) {
-      bad("it launches " + name + " with " + std::to_string(l.shared_bytes) +
+      bad("it launches " + readable(name) + " with " + std::to_string(l.shared_bytes) +
           " bytes of dynamic shared memory (the third <<<>>> argument, or dynamicSmemBytes): this "
           "lab refuses shared memory, so every launch asks for 0");
     }
@@ -719,7 +729,7 @@ class Executor {
     if (!allowed_attr(a.attr)) bad("a function attribute the rules do not allow");
     const std::string name = name_at(body + sizeof(a), a.name_len);
     if (no_shared_memory_ && a.attr == cudaFuncAttributeMaxDynamicSharedMemorySize && a.value > 0) {
-      bad("it opts " + name + " in to " + std::to_string(a.value) +
+      bad("it opts " + readable(name) + " in to " + std::to_string(a.value) +
           " bytes of dynamic shared memory (cudaFuncAttributeMaxDynamicSharedMemorySize): this "
           "lab refuses shared memory");
     }

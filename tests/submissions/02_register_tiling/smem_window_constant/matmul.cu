@@ -24,10 +24,11 @@ constexpr int kDynBytes = kTileBytes + kReserve;
 
 }  // namespace
 
-// The shared window's generic address, as its author read it on their own GPU (a kernel that
-// printed an extern __shared__ array's address: the same on every block and SM of an H100 and
-// an H200 under CUDA 13). Written as a number, it is a plain 64-bit constant in the SASS.
-constexpr unsigned long long kWindow = 0x7fff00000000ull;
+// The shared window's generic address, as its author read it on their own GPU: a kernel that
+// printed an extern __shared__ array's address got 0x7fa900000400 on every block of an H200
+// (CUDA 13), with or without dynamic shared memory; the window starts 1 KiB before it. Written
+// as a number, it is a plain 64-bit constant in the SASS.
+constexpr unsigned long long kWindow = 0x7fa900000000ull;
 
 __global__ void matmul_v2_register_tiled_kernel(const float* A, const float* B, float* C, int M,
                                                 int N, int K) {
