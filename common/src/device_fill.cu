@@ -7,6 +7,7 @@
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace labkit {
@@ -168,9 +169,50 @@ uint64_t count_on_device(cudaStream_t stream, Launch&& launch) {
   return host;
 }
 
+// Zeros over the thread's own stack: a frame of kBytes (the array fills it), written with plain
+// local stores. Two blocks of 1024 threads fit an SM at once (32 registers each at most), so a
+// grid of four per SM covers every warp slot of every SM.
+constexpr int kScrubThreads = 1024;
+
+template <int kBytes>
+__global__ void __launch_bounds__(kScrubThreads, 2) scrub_local_kernel() {
+  volatile uint32_t frame[kBytes / 4];
+#pragma unroll 1
+  for (int i = 0; i < kBytes / 4; ++i) frame[i] = 0;
+}
+
+template <int kBytes>
+bool scrub_with(size_t stack, unsigned blocks, cudaStream_t stream) {
+  if (stack > static_cast<size_t>(kBytes)) return false;
+  scrub_local_kernel<kBytes><<<blocks, kScrubThreads, 0, stream>>>();
+  return true;
+}
+
 }  // namespace
 
 void launch_empty_kernel(cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); }
+
+bool scrub_local_memory(cudaStream_t stream) {
+  size_t stack = 0;
+  int device = 0, sms = 0, threads = 0;
+  if (cudaDeviceGetLimit(&stack, cudaLimitStackSize) != cudaSuccess ||
+      cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  const unsigned blocks = static_cast<unsigned>(sms) *
+                          static_cast<unsigned>(std::max(1, threads / kScrubThreads)) * 2;
+  // Frames of 1 KiB (the default stack) to 64 KiB: a larger frame would make the driver reserve
+  // it for every thread the GPU can hold (17 GB at 64 KiB on 132 SMs).
+  const bool launched =
+      scrub_with<1 << 10>(stack, blocks, stream) || scrub_with<1 << 11>(stack, blocks, stream) ||
+      scrub_with<1 << 12>(stack, blocks, stream) || scrub_with<1 << 13>(stack, blocks, stream) ||
+      scrub_with<1 << 14>(stack, blocks, stream) || scrub_with<1 << 15>(stack, blocks, stream) ||
+      scrub_with<1 << 16>(stack, blocks, stream);
+  return launched && cudaGetLastError() == cudaSuccess;
+}
 
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
                                cudaStream_t stream) {

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/fd_io.hpp"
 #include "labkit/plan.hpp"
 #include "labkit/sandbox.hpp"
@@ -380,6 +381,7 @@ class Executor {
       plan_ = saved_plan_;
       n_ops_ = saved_n_ops_;
       warm_kernels();
+      scrub();
       cudaDeviceSynchronize();
       cudaGetLastError();
       prepared_ = true;
@@ -417,10 +419,25 @@ class Executor {
       last_error_ = r.last_error;
       warm_kernels();
     }
+    scrub();
     // Whatever loading the device code put on the GPU is done before the call's window opens.
     cudaDeviceSynchronize();
     cudaGetLastError();
     prepared_ = true;
+  }
+
+  // Before every call (a test, the race check's replay, a benchmark's warm-up or timed call,
+  // whose prepare runs off the judge's clock, before it draws the inputs and flushes L2): the
+  // local memory the student's kernels can address is cleared (scrub_local_memory), so that no
+  // call finds a mark an earlier call's threads left in their stacks, and neither the replay, in
+  // a fresh process, nor a benchmark can be told from a test that follows others. A scrub that
+  // cannot run fails the call.
+  void scrub() {
+    if (!error_.empty()) return;
+    if (!scrub_local_memory(nullptr)) {
+      error_ = "the harness could not clear the GPU's local memory before the call "
+               "(a kernel's stack frame larger than 64 KiB?)";
+    }
   }
 
   // The kernels the plan launches, loaded into this context now (a library's kernel is loaded

@@ -1,9 +1,10 @@
-// CHEAT, A KNOWN GAP (docs/threat-model.md, "What a student can still do"): v3 runs a racy tail
-// where a probe finds a mark it left in its threads' local memory in an earlier call, the
-// race-free tree where it does not: the race check's replay runs in a fresh process, whose local
-// memory holds no mark. Written by a red team holding only the student release (round 6). The
-// defence it asks for: a trusted scrub of the local memory the student's kernels can address
-// before every call, so that no call can tell it follows another. Not yet run on a GPU.
+// CHEAT: v3 runs a racy tail where a probe finds a mark it left in its threads' local memory in
+// an earlier call, the race-free tree where it does not: the race check's replay runs in a fresh
+// process, whose local memory holds no mark. Written by a red team holding only the student
+// release (round 6); on an H200 it kept its race points (correctness full). The defence that
+// beats it: the executor clears the local memory the student's kernels can address before every
+// call, timed ones too (scrub_local_memory), so the probe never finds its mark and v3 takes the
+// race-free tree everywhere, the benchmark included: right, race-free, nothing gained.
 //
 // Lab 05: parallel reduction. THIS is the file you edit (and the only one the grader takes).
 //
