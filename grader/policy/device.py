@@ -39,8 +39,9 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  REDAS (st.async/red.async)); reading the shared window's base (S2R/S2UR/CS2R
 #                  of SR_SWINHI, SR_SWINLO, SR_SWINSZ), which a generic pointer into shared
 #                  memory needs (cvta.shared, map_shared_rank: the loads through it are plain LD
-#                  and ST); asking whether an address is shared (QSPC.E.S, QSPC.E.D:
-#                  isspacep.shared, __isShared), which finds the window by search; and static
+#                  and ST); asking what space an address is in (QSPC in every form:
+#                  isspacep.shared, __isShared, and isspacep.global/.local, which find the window
+#                  by search or by elimination); and static
 #                  shared memory a kernel declares (cuobjdump -res-usage
 #                  SHARED, less the 1 KiB that sm_90 and later reserve in every kernel of a
 #                  file that uses shared memory, see _RESERVED_SMEM)
@@ -94,10 +95,13 @@ _SHARED_OPS = frozenset((
 ))
 _SHARED_WINDOW = re.compile(r"\bSR_SWIN(?:HI|LO|SZ)\b")     # the shared window's base and size
 _SPECIAL_READS = ("S2R", "S2UR", "CS2R")
-# isspacep.shared / .shared::cluster (QSPC.E.S, QSPC.E.D): whether a generic address is in the
-# shared window, which lets a kernel find the window by searching (a red team's lab 02 case
-# scanned 4 GiB-aligned addresses with it, then tiled through the window with plain LD/ST).
-_SPACE_QUERY, _SHARED_SPACES = "QSPC", ("S", "D")
+# isspacep (QSPC): whether a generic address is in a space. .shared and .shared::cluster
+# (QSPC.E.S, QSPC.E.D) let a kernel find the shared window by searching (a red team's lab 02 case
+# scanned 4 GiB-aligned addresses with it, then tiled through the window with plain LD/ST); .global
+# and .local (QSPC.E.G, QSPC.E.L) find it by elimination (round 8: an address that is neither,
+# nor const or param, is shared). Every form is refused where shared memory is: no lab's kernel
+# needs to ask.
+_SPACE_QUERY = "QSPC"
 
 
 def device_family(opcode: str, operands: str = "") -> str | None:
@@ -111,7 +115,7 @@ def device_family(opcode: str, operands: str = "") -> str | None:
         return "shared_memory"
     if base in _SPECIAL_READS and _SHARED_WINDOW.search(operands):
         return "shared_memory"
-    if base == _SPACE_QUERY and any(m in _SHARED_SPACES for m in mods):
+    if base == _SPACE_QUERY:
         return "shared_memory"
     if base == "HFMA2":
         ops = [o.strip() for o in operands.split(",")]
@@ -259,6 +263,74 @@ def device_calls(elf_listing: str) -> list:
     return names
 
 
+# ---------------------------------------------------------------------------------------------
+# Rule (every lab): device code may not read the grid's launch id. %gridid (PTX) is a 64-bit
+# count of the grids launched in the context, which the driver keeps in its part of constant bank
+# 0 (nvcc 13.0, sm_90: LDC.64 Rn, c[0x0][0x30]). A kernel that reads it can tell a call that
+# follows many others in the executor from the race check's replay, the first calls of a fresh
+# process, and take a race-free path only there (a red team's lab 03 case, round 8); no lab's
+# kernel needs it. Two other ways reach the same slot, so they are refused too: a read of
+# constant bank 0 at an index held in a register (c[0x0][R4+0x30]: a __grid_constant__
+# parameter's address, less 0x1e0, indexed), and the parameters' generic address (c[0x0][0x198]:
+# the address of a __grid_constant__ parameter that escapes, then a plain LD.E 0x1e0 bytes before
+# it). A kernel's parameters are read at fixed offsets; a parameter array indexed at run time, or
+# a parameter's address taken, are the only honest sources of either, and these labs' launchers
+# pass neither (pass such values in a buffer). What honest code reads there: blockDim and gridDim
+# (0x0-0x14), the stack's top (0x28), printf's buffer (0x20, 0x24), a grid sync's workspace
+# (0x44, 0x48), the parameters (0x210 on). (nvcc 13.0, sm_90: policy_fixtures/
+# bad_device_launch_id.cu.)
+# ---------------------------------------------------------------------------------------------
+_LAUNCH_ID = re.compile(r"\bc\[0x0\]\[0x(?:3[0-7]|19[89a-f])\]")
+_BANK0_INDEXED = re.compile(r"\bc\[0x0\]\[U?R[0-9Z][^\]]*\]")
+_LAUNCH_ID_MESSAGE = ("reads the grid's launch id (%gridid, c[0x0][0x30]) in {kernel}: it counts "
+                      "the kernels launched before it, so a kernel could tell one graded call "
+                      "from another (the race check's replay from a test) by it, and no lab "
+                      "needs it")
+_PARAM_ADDRESS_MESSAGE = ("takes the generic address of its parameters (a __grid_constant__ "
+                          "parameter's address, c[0x0][0x198]) in {kernel}: the driver's values "
+                          "beside them (the grid's launch id) can be read from it; use the "
+                          "parameters by value")
+_BANK0_INDEXED_MESSAGE = ("reads constant bank 0 at an index held in a register ({operand}) in "
+                          "{kernel}: that can reach the driver's own values there (the grid's "
+                          "launch id); index a kernel parameter array only with constants, or "
+                          "pass the values in a buffer")
+
+
+def _launch_id_violations(sass: str) -> list:
+    hits, kernel = [], "?"
+    for line in sass.splitlines():
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if not m or m.group("pred") == "@!PT":
+            continue
+        operands = m.group("operands")
+        found = _LAUNCH_ID.search(operands) or _BANK0_INDEXED.search(operands)
+        if found:
+            hits.append((kernel, found.group(0)))
+    names = demangle.names([k for k, _ in hits])
+    out, seen = [], set()
+    for kernel, operand in hits:
+        kind = ("gridid" if operand.startswith("c[0x0][0x3") else
+                "params" if operand.startswith("c[0x0][0x19") else "indexed")
+        if (kernel, kind) in seen:
+            continue
+        seen.add((kernel, kind))
+        shown = short(names.get(kernel, kernel), 100)
+        if kind == "indexed":
+            out.append(Violation("device", f"constant bank 0 by register in {shown}",
+                                 _BANK0_INDEXED_MESSAGE.format(operand=operand, kernel=shown)))
+        elif kind == "params":
+            out.append(Violation("device", f"parameters' address in {shown}",
+                                 _PARAM_ADDRESS_MESSAGE.format(kernel=shown)))
+        else:
+            out.append(Violation("device", f"%gridid in {shown}",
+                                 _LAUNCH_ID_MESSAGE.format(kernel=shown)))
+    return out
+
+
 def _device_call_violations(elf_listing: str) -> list:
     out = []
     for name in device_calls(elf_listing):
@@ -356,6 +428,7 @@ def _inspect(path: Path, families) -> tuple:
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
     if sass:
         found += _device_call_violations(_read_elf(path))
+        found += _launch_id_violations(sass)
     if key is not None:
         try:
             fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)

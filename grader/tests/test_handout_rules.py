@@ -45,6 +45,7 @@ ALWAYS = {
     "include": "includes anything but",        # followed by the lab's header (checked below)
     "source": "copies a file into the program at compile time (`.incbin`, `#embed`",
     "device_calls": "allocates memory in device code (`malloc`, `free`, `new` or `delete`",
+    "launch_id": "reads the grid's launch id in device code (`%gridid`",
 }
 # forbid_device_instructions: each family's phrase.
 DEVICE_PHRASES = {

@@ -596,6 +596,11 @@ CASES = {
     "bad_device_heap": (None, [], [("device", "malloc (device code)"),
                                    ("device", "free (device code)"),
                                    ("device", "__cuda_syscall_aligned_malloc (device code)")]),
+    # every lab: no read of the grid's launch id, by its slot, by an index, or by the
+    # parameters' address (test_launch_id below)
+    "bad_device_launch_id": (None, [], [("device", "%gridid in launch_id_kernel"),
+                                        ("device", "constant bank 0 by register in indexed_param"),
+                                        ("device", "parameters' address in param_address")]),
     # checked as lab 02 checks (SHARED_RULES): each kernel named with what it uses
     "bad_device_smem": (None, [], [("device", "STS in k_static(float*)"),
                                    ("device", "SHARED:1280 in k_static(float*)"),
@@ -612,7 +617,8 @@ CUOBJDUMP = policy.find_cuobjdump()
 DEVICE_RULES = PolicyRules(forbid_device_instructions=("tensor_cores", "low_precision"))
 SHARED_RULES = PolicyRules(forbid_device_instructions=policy.DEVICE_FAMILIES)
 SHARED_CASES = {"bad_device_smem"}
-NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem", "bad_device_heap"}
+NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem", "bad_device_heap",
+                   "bad_device_launch_id"}
 # Checked from its source alone (objects=[]), as the grader may before building: the header is
 # big and the include rule needs no object. Only when GoogleTest is installed.
 GTEST_HEADER = next((p for p in (Path("/usr/include/gtest/gtest.h"),
@@ -771,6 +777,22 @@ class CompiledFixturesTest(unittest.TestCase):
                                    "free (device code)", "malloc (device code)"],
                          result.report())
         self.assertTrue(all("device heap" in v.message for v in result.violations),
+                        result.report())
+
+    def test_the_grids_launch_id_is_refused_in_every_lab(self):
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        if "body left out of the student release" in (
+                FIXTURES / "bad_device_launch_id.cu").read_text(encoding="utf-8"):
+            self.skipTest("the fixtures' kernels were emptied by the student release export")
+        result = self.result("bad_device_launch_id")
+        refused = sorted(v.symbol.split(" in ")[0] for v in result.violations)
+        self.assertEqual(refused, ["%gridid", "constant bank 0 by register", "parameters' address"],
+                         result.report())
+        # a parameter array indexed by constants is read at fixed offsets: no finding
+        self.assertFalse(any("constant_index_kernel" in v.symbol for v in result.violations),
+                         result.report())
+        self.assertTrue(any("race check's replay" in v.message for v in result.violations),
                         result.report())
 
     def test_every_fixture_has_a_case(self):
