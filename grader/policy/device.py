@@ -276,8 +276,9 @@ def device_calls(elf_listing: str) -> list:
 # it). A kernel's parameters are read at fixed offsets; a parameter array indexed at run time, or
 # a parameter's address taken, are the only honest sources of either, and these labs' launchers
 # pass neither (pass such values in a buffer). What honest code reads there: blockDim and gridDim
-# (0x0-0x14), the stack's top (0x28), printf's buffer (0x20, 0x24), a grid sync's workspace
-# (0x44, 0x48), the parameters (0x210 on). (nvcc 13.0, sm_90: policy_fixtures/
+# (0x0-0x14), the local window's base (0x20, 0x24: cvta.local, printf's arguments on the stack),
+# the stack's top (0x28), a grid sync's workspace (0x44, 0x48: %envreg1, %envreg2), the
+# parameters (0x210 on). (nvcc 13.0, sm_90: policy_fixtures/
 # bad_device_launch_id.cu.)
 # ---------------------------------------------------------------------------------------------
 _LAUNCH_ID = re.compile(r"\bc\[0x0\]\[0x(?:3[0-7]|19[89a-f])\]")
