@@ -281,8 +281,11 @@ def device_calls(elf_listing: str) -> list:
 # parameters (0x210 on). (nvcc 13.0, sm_90: policy_fixtures/
 # bad_device_launch_id.cu.)
 # ---------------------------------------------------------------------------------------------
-_LAUNCH_ID = re.compile(r"\bc\[0x0\]\[0x(?:3[0-7]|19[89a-f])\]")
-_BANK0_INDEXED = re.compile(r"\bc\[0x0\]\[U?R[0-9Z][^\]]*\]")
+# A constant bank 0 operand: c[0x0][0x30], c[0x0][R4+0x30], c[0x0][RZ] (RZ and URZ read as 0:
+# the offset alone says which slot, as ptxas writes blockDim.x's).
+_BANK0 = re.compile(r"\bc\[0x0\]\[(?:(?P<reg>U?R(?:\d+|Z))\+?)?(?P<off>-?0x[0-9a-f]+)?\]")
+_LAUNCH_ID_SLOTS = range(0x30, 0x38)       # %gridid, 64 bits
+_PARAM_ADDRESS_SLOTS = range(0x198, 0x1a0)  # the parameters' generic address
 _LAUNCH_ID_MESSAGE = ("reads the grid's launch id (%gridid, c[0x0][0x30]) in {kernel}: it counts "
                       "the kernels launched before it, so a kernel could tell one graded call "
                       "from another (the race check's replay from a test) by it, and no lab "
@@ -307,15 +310,17 @@ def _launch_id_violations(sass: str) -> list:
         m = _SASS_INSN.match(line)
         if not m or m.group("pred") == "@!PT":
             continue
-        operands = m.group("operands")
-        found = _LAUNCH_ID.search(operands) or _BANK0_INDEXED.search(operands)
-        if found:
-            hits.append((kernel, found.group(0)))
-    names = demangle.names([k for k, _ in hits])
+        for found in _BANK0.finditer(m.group("operands")):
+            reg, off = found.group("reg"), int(found.group("off") or "0x0", 16)
+            if reg is not None and reg not in ("RZ", "URZ"):
+                hits.append((kernel, "indexed", found.group(0)))
+            elif off in _LAUNCH_ID_SLOTS:
+                hits.append((kernel, "gridid", found.group(0)))
+            elif off in _PARAM_ADDRESS_SLOTS:
+                hits.append((kernel, "params", found.group(0)))
+    names = demangle.names([k for k, _, _ in hits])
     out, seen = [], set()
-    for kernel, operand in hits:
-        kind = ("gridid" if operand.startswith("c[0x0][0x3") else
-                "params" if operand.startswith("c[0x0][0x19") else "indexed")
+    for kernel, kind, operand in hits:
         if (kernel, kind) in seen:
             continue
         seen.add((kernel, kind))

@@ -316,6 +316,25 @@ class SharedMemoryRuleTest(unittest.TestCase):
             with self.subTest(op):
                 self.assertIsNone(policy.device_family(op, operands))
 
+    def test_the_launch_id_slot_by_any_operand(self):
+        # what ptxas writes for honest code passes: blockDim.x as c[0x0][RZ] or c[0x0][URZ+0x4],
+        # the stack's top, the parameters; the launch id's slot is refused however it is
+        # written (RZ reads as 0), and so is any bank 0 read at a register index
+        def kinds(*operands):
+            sass = "\t\tFunction : _Z1kPf\n" + "".join(
+                f"        /*{i:04x}*/                   LDC R0, {o} ;\n"
+                for i, o in enumerate(operands))
+            return [v.symbol.split(" in ")[0] for v in device._launch_id_violations(sass)]
+        self.assertEqual(kinds("c[0x0][RZ]", "c[0x0][URZ+0x4]", "c[0x0][0x28]",
+                               "c[0x0][0x210]", "c[0x0][0x44]"), [])
+        self.assertEqual(kinds("c[0x0][0x34]"), ["%gridid"])
+        self.assertEqual(kinds("c[0x0][RZ+0x30]"), ["%gridid"])
+        self.assertEqual(kinds("c[0x0][0x19c]"), ["parameters' address"])
+        self.assertEqual(kinds("c[0x0][R4+0x30]"), ["constant bank 0 by register"])
+        self.assertEqual(kinds("c[0x0][UR6]"), ["constant bank 0 by register"])
+        # one finding per kernel and kind
+        self.assertEqual(kinds("c[0x0][0x30]", "c[0x0][0x34]"), ["%gridid"])
+
     def test_static_shared_bytes_less_the_reserved_kilobyte(self):
         self.assertEqual(device.static_shared_bytes(0, 90), 0)
         self.assertEqual(device.static_shared_bytes(1024, 90), 0)   # reserved only
