@@ -80,10 +80,14 @@ class SharedBuffers {
       }
       mapped_.push_back(static_cast<char*>(base));
       const size_t need = round_to_words(spec.bytes()) + 2 * protocol::kGuardBytes;
-      if (device_allocation_size(base) < need) {
+      const size_t size = device_allocation_size(base);
+      if (size < need) {
         throw Failed(whose + " handed over a buffer " + spec.name + " smaller than asked for");
       }
-      write_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes);
+      // The canary after the data runs to the allocation's end (whole device pages): no byte of
+      // it is left where a kernel could keep a mark from one call to the next unseen.
+      tails_.push_back((size - need) / 4 * 4 + protocol::kGuardBytes);
+      write_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes, 0, tails_[b]);
       if (constant(b)) {
         const Bytes& bytes = call.inputs.at(0).at(b);
         if (bytes.size() != spec.bytes()) throw Failed("the constant input " + spec.name + " has the wrong size");
@@ -157,7 +161,8 @@ class SharedBuffers {
     for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
       problems +=
-          describe_guard(spec, check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes));
+          describe_guard(spec, check_canaries(mapped_[b], spec.bytes(), protocol::kGuardBytes, 0,
+                                              tails_[b]));
       if (spec.role != protocol::Role::kInput) continue;
       const uint64_t bs = protocol::buffer_seed(seed, static_cast<uint32_t>(b));
       uint64_t changed = 0;
@@ -185,6 +190,7 @@ class SharedBuffers {
 
   const OpCall& call_;
   std::vector<char*> mapped_;                  // the worker's allocations, mapped here
+  std::vector<size_t> tails_;                  // each one's canary after the data, in bytes
   std::vector<DeviceBuffer<char>> constants_;  // the judge's private copy of constant inputs
   std::vector<DeviceBuffer<char>> captures_;   // where the outputs are copied on the clock
 };

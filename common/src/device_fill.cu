@@ -182,9 +182,42 @@ __global__ void __launch_bounds__(kScrubThreads, 2) scrub_local_kernel() {
 }
 
 template <int kBytes>
-bool scrub_with(size_t stack, unsigned blocks, cudaStream_t stream) {
-  if (stack > static_cast<size_t>(kBytes)) return false;
+bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
+  if (frame > static_cast<size_t>(kBytes)) return false;
   scrub_local_kernel<kBytes><<<blocks, kScrubThreads, 0, stream>>>();
+  return true;
+}
+
+// Zeros over all of a block's shared memory: the dynamic window (launched with the largest a
+// block may opt into, so one block holds all of an SM's shared memory bar the reserved part)
+// and the block's reserved part (%reserved_smem_offset_begin..end, which any kernel can address
+// through the shared window).
+__global__ void __launch_bounds__(kScrubThreads, 1) scrub_shared_kernel() {
+  extern __shared__ uint4 window[];
+  uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(reserved_begin));
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(reserved_end));
+  for (uint32_t i = threadIdx.x; i < dynamic_bytes / 16; i += blockDim.x) {
+    window[i] = make_uint4(0, 0, 0, 0);
+  }
+  for (uint32_t at = reserved_begin + 4 * threadIdx.x; at + 4 <= reserved_end;
+       at += 4 * blockDim.x) {
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(0u) : "memory");
+  }
+}
+
+bool device_counts(int& sms, int& threads, int& shared_optin) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
   return true;
 }
 
@@ -192,26 +225,44 @@ bool scrub_with(size_t stack, unsigned blocks, cudaStream_t stream) {
 
 void launch_empty_kernel(cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); }
 
-bool scrub_local_memory(cudaStream_t stream) {
+bool scrub_local_memory(size_t frame, cudaStream_t stream) {
   size_t stack = 0;
-  int device = 0, sms = 0, threads = 0;
+  int sms = 0, threads = 0, shared_optin = 0;
   if (cudaDeviceGetLimit(&stack, cudaLimitStackSize) != cudaSuccess ||
-      cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
+      !device_counts(sms, threads, shared_optin)) {
     cudaGetLastError();
     return false;
   }
+  frame = std::max(frame, stack);
   const unsigned blocks = static_cast<unsigned>(sms) *
                           static_cast<unsigned>(std::max(1, threads / kScrubThreads)) * 2;
   // Frames of 1 KiB (the default stack) to 64 KiB: a larger frame would make the driver reserve
   // it for every thread the GPU can hold (17 GB at 64 KiB on 132 SMs).
   const bool launched =
-      scrub_with<1 << 10>(stack, blocks, stream) || scrub_with<1 << 11>(stack, blocks, stream) ||
-      scrub_with<1 << 12>(stack, blocks, stream) || scrub_with<1 << 13>(stack, blocks, stream) ||
-      scrub_with<1 << 14>(stack, blocks, stream) || scrub_with<1 << 15>(stack, blocks, stream) ||
-      scrub_with<1 << 16>(stack, blocks, stream);
+      scrub_with<1 << 10>(frame, blocks, stream) || scrub_with<1 << 11>(frame, blocks, stream) ||
+      scrub_with<1 << 12>(frame, blocks, stream) || scrub_with<1 << 13>(frame, blocks, stream) ||
+      scrub_with<1 << 14>(frame, blocks, stream) || scrub_with<1 << 15>(frame, blocks, stream) ||
+      scrub_with<1 << 16>(frame, blocks, stream);
   return launched && cudaGetLastError() == cudaSuccess;
+}
+
+bool scrub_shared_memory(cudaStream_t stream) {
+  int sms = 0, threads = 0, shared_optin = 0;
+  if (!device_counts(sms, threads, shared_optin)) return false;
+  // Once per process: the opt-in to a block of all the shared memory an SM can give one block.
+  static const bool opted_in =
+      cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           shared_optin) == cudaSuccess &&
+      cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                           cudaSharedmemCarveoutMaxShared) == cudaSuccess;
+  if (!opted_in) {
+    cudaGetLastError();
+    return false;
+  }
+  // One block fits an SM at a time; two per SM leave none out.
+  scrub_shared_kernel<<<static_cast<unsigned>(sms) * 2, kScrubThreads,
+                        static_cast<size_t>(shared_optin), stream>>>();
+  return cudaGetLastError() == cudaSuccess;
 }
 
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,

@@ -27,6 +27,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -301,6 +302,13 @@ class Executor {
       if (!code_error_.empty()) fatbin_.clear();
       const std::string why = load();
       if (!why.empty()) return why;
+      for (const auto& [name, k] : enumerate()) {
+        cudaFuncAttributes fa{};
+        if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(k)) == cudaSuccess) {
+          largest_frame_ = std::max(largest_frame_, fa.localSizeBytes);
+        }
+        cudaGetLastError();
+      }
     }
     // A saved plan's replay asks no planner: nothing to tell it (and no queries for the tool to
     // report).
@@ -428,15 +436,18 @@ class Executor {
 
   // Before every call (a test, the race check's replay, a benchmark's warm-up or timed call,
   // whose prepare runs off the judge's clock, before it draws the inputs and flushes L2): the
-  // local memory the student's kernels can address is cleared (scrub_local_memory), so that no
-  // call finds a mark an earlier call's threads left in their stacks, and neither the replay, in
-  // a fresh process, nor a benchmark can be told from a test that follows others. A scrub that
-  // cannot run fails the call.
+  // local and shared memory the student's kernels can address are cleared (scrub_local_memory,
+  // over the largest frame of the loaded kernels at least; scrub_shared_memory), so that no call
+  // finds a mark an earlier call's threads left in their stacks or shared memory, and neither the
+  // replay, in a fresh process, nor a benchmark can be told from a test that follows others. A
+  // scrub that cannot run fails the call.
   void scrub() {
     if (!error_.empty()) return;
-    if (!scrub_local_memory(nullptr)) {
+    if (!scrub_local_memory(largest_frame_, nullptr)) {
       error_ = "the harness could not clear the GPU's local memory before the call "
                "(a kernel's stack frame larger than 64 KiB?)";
+    } else if (!scrub_shared_memory(nullptr)) {
+      error_ = "the harness could not clear the GPU's shared memory before the call";
     }
   }
 
@@ -811,6 +822,7 @@ class Executor {
   std::vector<char> fatbin_;
   std::string code_error_;  // why the student's device code is refused: every call fails with it
   cudaLibrary_t lib_ = nullptr;
+  size_t largest_frame_ = 0;  // the loaded kernels' largest local frame (what the scrub covers)
   std::vector<cudaLibrary_t> retired_;
   std::map<std::string, cudaKernel_t> kernels_;   // of the loaded copy
   std::map<std::string, ParamInfo> params_;       // the same in every copy

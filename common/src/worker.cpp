@@ -433,7 +433,7 @@ class Runner {
       if (req.buffers[b].offset != 0) return bad(reply, "benchmark buffers have no offset");
     }
     for (uint32_t b = 0; b < req.n_buffers; ++b) {
-      const uint64_t bytes = (p::buffer_bytes(req.buffers[b]) + 3) / 4 * 4 + 2 * p::kGuardBytes;
+      const uint64_t bytes = guarded_allocation_bytes(p::buffer_bytes(req.buffers[b]), p::kGuardBytes);
       bench_bufs_.push_back(std::make_unique<DeviceBuffer<char>>(bytes));
       bench_ptrs_.push_back(bench_bufs_.back()->get() + p::kGuardBytes);
       bench_sizes_.push_back(p::buffer_bytes(req.buffers[b]));

@@ -92,30 +92,45 @@ uint32_t bits_of(T value) {
 // Canary zones of `guard` bytes (a multiple of 4) on each side of `bytes` of data, the data
 // rounded up to whole words, in the allocation at `base`: written, then checked after a call.
 // `lead` (a multiple of 4) more bytes of canary before the data move its start off the
-// allocation's alignment: the data start at base + guard + lead.
+// allocation's alignment: the data start at base + guard + lead. `tail` (a multiple of 4, at
+// least `guard`; default `guard`) is the canary after the data: the rest of the allocation.
 inline size_t round_to_words(size_t bytes) { return (bytes + 3) / 4 * 4; }
 
-inline void write_canaries(char* base, size_t bytes, size_t guard, size_t lead = 0) {
+// The driver maps device memory in pages of 2 MiB: an allocation of a whole number of them
+// leaves no bytes past its end that a kernel could write unseen (a mark kept from one call to
+// the next), so guarded buffers take whole pages and their tail canary runs to the end.
+inline constexpr size_t kDevicePageBytes = size_t{2} << 20;
+
+inline size_t guarded_allocation_bytes(size_t bytes, size_t guard, size_t lead = 0) {
+  const size_t least = round_to_words(bytes) + 2 * guard + lead;
+  if (guard == 0) return least;  // exact buffers (a memcheck replay): no canaries at all
+  return (least + kDevicePageBytes - 1) / kDevicePageBytes * kDevicePageBytes;
+}
+
+inline void write_canaries(char* base, size_t bytes, size_t guard, size_t lead = 0,
+                           size_t tail = SIZE_MAX) {
+  if (tail == SIZE_MAX) tail = guard;
   const size_t front = guard + lead;
   if (front > 0) {
     const std::vector<uint32_t> canary(front / 4, kCanaryBits);
     CUDA_CHECK(cudaMemcpy(base, canary.data(), front, cudaMemcpyHostToDevice));
   }
-  if (guard > 0) {
-    const std::vector<uint32_t> canary(guard / 4, kCanaryBits);
-    CUDA_CHECK(cudaMemcpy(base + front + round_to_words(bytes), canary.data(), guard,
+  if (tail > 0) {
+    const std::vector<uint32_t> canary(tail / 4, kCanaryBits);
+    CUDA_CHECK(cudaMemcpy(base + front + round_to_words(bytes), canary.data(), tail,
                           cudaMemcpyHostToDevice));
   }
 }
 
 inline protocol::GuardInfo check_canaries(const char* base, size_t bytes, size_t guard,
-                                          size_t lead = 0) {
+                                          size_t lead = 0, size_t tail = SIZE_MAX) {
+  if (tail == SIZE_MAX) tail = guard;
   protocol::GuardInfo r;
   const size_t front = guard + lead;
-  std::vector<uint32_t> before(front / 4), after(guard / 4);
+  std::vector<uint32_t> before(front / 4), after(tail / 4);
   if (front > 0) CUDA_CHECK(cudaMemcpy(before.data(), base, front, cudaMemcpyDeviceToHost));
-  if (guard > 0) {
-    CUDA_CHECK(cudaMemcpy(after.data(), base + front + round_to_words(bytes), guard,
+  if (tail > 0) {
+    CUDA_CHECK(cudaMemcpy(after.data(), base + front + round_to_words(bytes), tail,
                           cudaMemcpyDeviceToHost));
   }
   for (size_t i = 0; i < before.size(); ++i) {
@@ -142,10 +157,14 @@ class GuardedBuffer {
 
   // `lead` (a multiple of 4): the data start that many bytes past an aligned address, after a
   // canary zone of guard + lead bytes (a misaligned pointer, where an interface allows one).
+  // The allocation is whole device pages (guarded_allocation_bytes): the canary after the data
+  // is at least `guard` bytes and runs to the allocation's end.
   explicit GuardedBuffer(size_t bytes, size_t guard = kDefaultGuard, size_t lead = 0)
       : bytes_(bytes), guard_(guard / 4 * 4), lead_(lead / 4 * 4),
-        storage_(round_to_words(bytes) + 2 * guard_ + lead_) {
-    write_canaries(storage_.get(), bytes_, guard_, lead_);
+        storage_(guarded_allocation_bytes(bytes, guard_, lead_)),
+        tail_(guarded_allocation_bytes(bytes, guard_, lead_) - guard_ - lead_ -
+              round_to_words(bytes)) {
+    write_canaries(storage_.get(), bytes_, guard_, lead_, tail_);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -156,7 +175,7 @@ class GuardedBuffer {
   size_t guard() const { return guard_; }
 
   protocol::GuardInfo check() const {
-    return check_canaries(storage_.get(), bytes_, guard_, lead_);
+    return check_canaries(storage_.get(), bytes_, guard_, lead_, tail_);
   }
 
  private:
@@ -164,6 +183,7 @@ class GuardedBuffer {
   size_t guard_;
   size_t lead_;
   DeviceBuffer<char> storage_;
+  size_t tail_;
 };
 
 }  // namespace labkit

@@ -74,13 +74,17 @@ void abs_f32(float* data, size_t count, cudaStream_t stream);
 void launch_empty_kernel(cudaStream_t stream);
 // Clears the local memory (the threads' stacks: spills, local arrays) that any kernel of this
 // context can address: a grid that fills every warp slot of every SM twice over stores zeros
-// over a frame at least the per-thread stack (cudaLimitStackSize, which the driver raises to the
-// largest frame a launched kernel needed and never lowers). The executor runs it before every
-// call, off the clock (Executor::prepare), so that no call finds what an earlier one left there,
-// and neither the race check's replay, a fresh process, nor a benchmark's timed call can be told
-// from any other call. False when it
-// could not launch (the stack is past 64 KiB, or the device cannot be asked).
-bool scrub_local_memory(cudaStream_t stream);
+// over a frame of at least `frame` bytes (the largest frame of the loaded kernels) and the
+// per-thread stack (cudaLimitStackSize, which the driver raises to the largest frame a launched
+// kernel needed and never lowers). The executor runs it before every call, off the clock
+// (Executor::prepare), so that no call finds what an earlier one left there, and neither the
+// race check's replay, a fresh process, nor a benchmark's timed call can be told from any other
+// call. False when it could not launch (a frame past 64 KiB, or the device cannot be asked).
+bool scrub_local_memory(size_t frame, cudaStream_t stream);
+// The same for shared memory: two blocks per SM, each of all the shared memory one block may
+// opt into, store zeros over their dynamic window and their reserved part. False when it could
+// not launch.
+bool scrub_shared_memory(cudaStream_t stream);
 // How many elements differ from what fill_uniform_* wrote with these arguments, or between two
 // buffers (32-bit words of `bytes`, bytes % 4 == 0); synchronises `stream`.
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
