@@ -188,11 +188,9 @@ bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
   return true;
 }
 
-// Zeros over all of a block's shared memory: the dynamic window (launched with the largest a
-// block may opt into, so one block holds all of an SM's shared memory bar the reserved part)
-// and the block's reserved part (%reserved_smem_offset_begin..end, which any kernel can address
-// through the shared window).
-__global__ void __launch_bounds__(kScrubThreads, 1) scrub_shared_kernel() {
+// Zeros over all of a block's shared memory: its dynamic window and its reserved part
+// (%reserved_smem_offset_begin..end, which any kernel can address through the shared window).
+__global__ void scrub_shared_kernel() {
   extern __shared__ uint4 window[];
   uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
   asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
@@ -247,22 +245,45 @@ bool scrub_local_memory(size_t frame, cudaStream_t stream) {
 }
 
 bool scrub_shared_memory(cudaStream_t stream) {
-  int sms = 0, threads = 0, shared_optin = 0;
-  if (!device_counts(sms, threads, shared_optin)) return false;
-  // Once per process: the opt-in to a block of all the shared memory an SM can give one block.
+  int sms = 0, threads = 0, shared_optin = 0, per_sm = 0, reserved = 0, device = 0;
+  if (!device_counts(sms, threads, shared_optin) || cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
+          cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
   static const bool opted_in =
       cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           shared_optin) == cudaSuccess &&
-      cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                           cudaSharedmemCarveoutMaxShared) == cudaSuccess;
+                           shared_optin) == cudaSuccess;
   if (!opted_in) {
     cudaGetLastError();
     return false;
   }
-  // One block fits an SM at a time; two per SM leave none out.
-  scrub_shared_kernel<<<static_cast<unsigned>(sms) * 2, kScrubThreads,
-                        static_cast<size_t>(shared_optin), stream>>>();
-  return cudaGetLastError() == cudaSuccess;
+  // Where a block's shared memory lies depends on the SM's split between L1 and shared memory
+  // (its configuration, chosen per launch from the kernel's needs and carveout): measured on an
+  // H200, a kernel run in the smallest configuration (8 KiB) kept marks that a block of all 228
+  // KiB never reached. So every configuration is cleared in turn: a carveout that selects it, and
+  // blocks of a quarter of it each, four of which fill an SM and tile it.
+  const int per_sm_kib = per_sm / 1024;
+  for (int kib : {8, 16, 32, 64, 100, 132, 164, 196, 228, 256}) {
+    const bool last = kib >= per_sm_kib;
+    if (last) kib = per_sm_kib;
+    const int block = kib * 1024 / 4 - reserved;
+    if (block > 0 && block <= shared_optin) {
+      if (cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                               (kib * 100 + per_sm_kib - 1) / per_sm_kib) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+      }
+      scrub_shared_kernel<<<static_cast<unsigned>(sms) * 8, 32, static_cast<size_t>(block),
+                            stream>>>();
+      if (cudaGetLastError() != cudaSuccess) return false;
+    }
+    if (last) break;
+  }
+  return true;
 }
 
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,

@@ -6,6 +6,7 @@
 #include "labkit/bench.hpp"
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/gpu.hpp"
 #include "labkit/random.hpp"
 
@@ -59,6 +60,54 @@ TEST(GuardedBufferGpu, OddSizesRoundUpToWholeWordsAndNoGuardChecksNothing) {
   GuardedBuffer bare(16, 0);
   EXPECT_TRUE(bare.check().intact());
   EXPECT_NE(bare.data(), nullptr);
+}
+
+// The canary after the data runs to the end of the allocation's whole device pages: no byte
+// past the 64 KiB guard is left where a kernel could keep a mark from one call to the next.
+TEST(GuardedBufferGpu, TheTailCanaryRunsToTheEndOfTheAllocationsPages) {
+  LABKIT_REQUIRE_GPU();
+  GuardedBuffer buf(100 * sizeof(float));
+  const long long guard_words = GuardedBuffer::kDefaultGuard / 4;
+  const long long last = static_cast<long long>(kDevicePageBytes / 4) - guard_words - 1;
+  float* data = reinterpret_cast<float*>(buf.data());
+  launch_write_at(data, 100 + guard_words + 64, 1.0f);  // past the guard, in the page
+  launch_write_at(data, last, 1.0f);                      // the allocation's last word
+  LABKIT_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const protocol::GuardInfo g = buf.check();
+  EXPECT_EQ(g.after, 2u);
+  EXPECT_EQ(g.first_after, static_cast<uint64_t>(guard_words + 64));
+  EXPECT_EQ(guarded_allocation_bytes(kDevicePageBytes, 1 << 16), 2 * kDevicePageBytes);
+  EXPECT_EQ(guarded_allocation_bytes(100, 0), 100u);  // exact buffers stay exact
+}
+
+// What one call's threads leave in shared and local memory, the next call's find, unless the
+// executor's scrubs ran between them, whatever split between L1 and shared memory the kernel
+// ran with (an H200 kept marks of the 8 KiB split that a block of all 228 KiB never reached).
+TEST(ScrubGpu, NoMarkSurvivesTheSharedAndLocalScrubs) {
+  LABKIT_REQUIRE_GPU();
+  DeviceBuffer<unsigned long long> found(1);
+  auto foreign = [&](bool shared, int carveout, bool scrub) {
+    shared ? launch_shared_mark(1, carveout, found.get()) : launch_local_mark(1, found.get());
+    LABKIT_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(found.get(), 0, sizeof(unsigned long long)));
+    if (scrub) {
+      EXPECT_TRUE(shared ? scrub_shared_memory(nullptr) : scrub_local_memory(0, nullptr));
+    }
+    shared ? launch_shared_mark(2, carveout, found.get()) : launch_local_mark(2, found.get());
+    LABKIT_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return found.download().at(0);
+  };
+  // The probes see marks without the scrubs (or this test could not fail) ...
+  EXPECT_GT(foreign(true, -1, false), 0u);
+  EXPECT_GT(foreign(false, -1, false), 0u);
+  // ... and none with them.
+  for (int carveout : {-1, 0, 3, 4, 10, 50, 100}) {
+    EXPECT_EQ(foreign(true, carveout, true), 0u) << "shared memory, carveout " << carveout;
+  }
+  EXPECT_EQ(foreign(false, -1, true), 0u) << "local memory";
 }
 
 // A lead moves the data off the allocation's alignment; its words are canaries too, with and

@@ -20,3 +20,42 @@ void launch_write_at(float* p, long long offset, float value) {
 void launch_spin(long long cycles, cudaStream_t stream) { spin_kernel<<<1, 1, 0, stream>>>(cycles); }
 
 void launch_bad_config(cudaStream_t stream) { spin_kernel<<<1, 4096, 0, stream>>>(1); }
+
+namespace {
+
+// Marks in a thread's shared or local memory: a thread that finds another call's mark (tag)
+// counts it, then leaves its own.
+__global__ void __launch_bounds__(256) shared_mark_kernel(unsigned tag, unsigned long long* found) {
+  __shared__ unsigned long long slots[64];
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(&slots[threadIdx.x & 63]));
+  const unsigned long long mark = 0x5EED5EED00000000ull | tag;
+  unsigned long long seen = 0;
+  asm volatile("ld.shared.u64 %0, [%1];" : "=l"(seen) : "r"(addr) : "memory");
+  if ((seen >> 32) == 0x5EED5EEDull && seen != mark) atomicAdd(found, 1ull);
+  __syncthreads();
+  asm volatile("st.shared.u64 [%0], %1;" ::"r"(addr), "l"(mark) : "memory");
+}
+
+__global__ void __launch_bounds__(256) local_mark_kernel(unsigned tag, unsigned long long* found) {
+  unsigned long long slot[4];
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_local(&slot[threadIdx.x & 3]));
+  const unsigned long long mark = 0x5EED5EED00000000ull | tag;
+  unsigned long long seen = 0;
+  asm volatile("ld.local.u64 %0, [%1];" : "=l"(seen) : "r"(addr) : "memory");
+  if ((seen >> 32) == 0x5EED5EEDull && seen != mark) atomicAdd(found, 1ull);
+  asm volatile("st.local.u64 [%0], %1;" ::"r"(addr), "l"(mark) : "memory");
+}
+
+}  // namespace
+
+void launch_shared_mark(unsigned tag, int carveout, unsigned long long* found) {
+  if (carveout >= 0) {
+    cudaFuncSetAttribute(shared_mark_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                         carveout);
+  }
+  shared_mark_kernel<<<4096, 256>>>(tag, found);
+}
+
+void launch_local_mark(unsigned tag, unsigned long long* found) {
+  local_mark_kernel<<<4096, 256>>>(tag, found);
+}

@@ -81,9 +81,10 @@ void launch_empty_kernel(cudaStream_t stream);
 // race check's replay, a fresh process, nor a benchmark's timed call can be told from any other
 // call. False when it could not launch (a frame past 64 KiB, or the device cannot be asked).
 bool scrub_local_memory(size_t frame, cudaStream_t stream);
-// The same for shared memory: two blocks per SM, each of all the shared memory one block may
-// opt into, store zeros over their dynamic window and their reserved part. False when it could
-// not launch.
+// The same for shared memory: in every split between L1 and shared memory the SM can take
+// (where a block's shared memory lies depends on it), blocks of a quarter of the shared part,
+// four to an SM, store zeros over their dynamic window and their reserved part. False when it
+// could not launch.
 bool scrub_shared_memory(cudaStream_t stream);
 // How many elements differ from what fill_uniform_* wrote with these arguments, or between two
 // buffers (32-bit words of `bytes`, bytes % 4 == 0); synchronises `stream`.
