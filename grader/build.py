@@ -380,6 +380,24 @@ def _niced(args: list) -> list:
     return [*_idle_prefix(), *([nice, "-n", str(BUILD_NICENESS)] if nice else []), *args]
 
 
+def _forget_another_checkouts_cache(repo: Path, build_dir: Path) -> None:
+    """A checkout moved or copied elsewhere keeps build folders whose CMake cache names the old
+    source folder, and CMake then refuses to configure ("does not match the source ... used to
+    generate cache"): every grading would fail to build. The cache and CMake's own files go
+    (what CMake asks for); the objects stay and are rebuilt where they changed."""
+    cache = build_dir / "CMakeCache.txt"
+    if not cache.is_file():
+        return
+    home = read_cache(cache).get("CMAKE_HOME_DIRECTORY")
+    if home is None or _same(home, str(repo)):
+        return
+    try:
+        cache.unlink()
+        shutil.rmtree(build_dir / "CMakeFiles", ignore_errors=True)
+    except OSError:
+        pass   # CMake's own message follows
+
+
 def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list,
               sandbox: bool = True) -> BuildResult:
     if configure_is_current(repo, build_dir, stage_dir, labs, sandbox):
@@ -389,6 +407,7 @@ def configure(repo: Path, build_dir: Path, stage_dir: Path, labs: list,
     args = [cmake, "-S", str(repo), "-B", str(build_dir)]
     args += [f"-D{k}={v}" for k, v in cache_settings(repo, stage_dir, labs, sandbox).items()]
     cache = build_dir / "CMakeCache.txt"
+    _forget_another_checkouts_cache(repo, build_dir)
     if not cache.is_file() and shutil.which("ninja"):
         args += ["-G", "Ninja"]
     proc = runner.run(_niced(args), CONFIGURE_TIMEOUT_S)

@@ -487,6 +487,24 @@ class ConfigureTest(unittest.TestCase):
                 self.configure()
                 self.assertEqual(len(self.calls), 2)   # the set-up, then CMake
 
+    def test_a_cache_of_another_checkout_is_forgotten_before_configuring(self):
+        # A checkout moved or copied elsewhere: CMake refuses a cache made from another source
+        # folder, so the grader removes it (and CMakeFiles) and configures afresh.
+        self.write_cache(**{"CMAKE_HOME_DIRECTORY:INTERNAL": "/old/place/of/the/repo"})
+        (self.build_dir / "CMakeFiles").mkdir()
+        (self.build_dir / "CMakeFiles" / "x").write_text("x")
+        (self.build_dir / "object.o").write_text("kept")
+        self.configure()
+        self.assertEqual(len(self.calls), 2)   # the set-up, then CMake
+        self.assertFalse((self.build_dir / "CMakeCache.txt").exists())
+        self.assertFalse((self.build_dir / "CMakeFiles").exists())
+        self.assertTrue((self.build_dir / "object.o").exists())
+        # This checkout's own cache stays (CMake reconfigures it in place).
+        self.calls.clear()
+        self.write_cache(**{"LABS_ONLY:STRING": "01_naive_matmul"})
+        self.configure()
+        self.assertTrue((self.build_dir / "CMakeCache.txt").exists())
+
     def test_no_manifest_configures_again(self):
         self.write_cache()
         (self.build_dir / "labs-manifest.json").unlink()
