@@ -264,26 +264,33 @@ def device_calls(elf_listing: str) -> list:
 
 
 # ---------------------------------------------------------------------------------------------
-# Rule (every lab): device code may not read the grid's launch id. %gridid (PTX) is a 64-bit
-# count of the grids launched in the context, which the driver keeps in its part of constant bank
-# 0 (nvcc 13.0, sm_90: LDC.64 Rn, c[0x0][0x30]). A kernel that reads it can tell a call that
-# follows many others in the executor from the race check's replay, the first calls of a fresh
-# process, and take a race-free path only there (a red team's lab 03 case, round 8); no lab's
-# kernel needs it. Two other ways reach the same slot, so they are refused too: a read of
-# constant bank 0 at an index held in a register (c[0x0][R4+0x30]: a __grid_constant__
-# parameter's address, less 0x1e0, indexed), and the parameters' generic address (c[0x0][0x198]:
-# the address of a __grid_constant__ parameter that escapes, then a plain LD.E 0x1e0 bytes before
-# it). A kernel's parameters are read at fixed offsets; a parameter array indexed at run time, or
-# a parameter's address taken, are the only honest sources of either, and these labs' launchers
-# pass neither (pass such values in a buffer). What honest code reads there: blockDim and gridDim
-# (0x0-0x14), the local window's base (0x20, 0x24: cvta.local, printf's arguments on the stack),
-# the stack's top (0x28), a grid sync's workspace (0x44, 0x48: %envreg1, %envreg2), the
-# parameters (0x210 on). (nvcc 13.0, sm_90: policy_fixtures/
-# bad_device_launch_id.cu.)
+# Rule (every lab): device code reads only the slots of constant bank 0 that honest code reads.
+# The driver keeps its launch state in bank 0 beside the kernel's parameters (sm_90): among it
+# %gridid, a 64-bit count of the grids launched in the context (c[0x0][0x30]), %envreg0..31
+# (0x40-0xbc) and %current_graph_exec (0x190). A kernel that reads a slot whose value differs
+# from one call to the next can tell a call that follows many others in the executor from the
+# race check's replay, the first calls of a fresh process, and take a race-free path only there
+# (a red team's lab 03 case, round 8, by %gridid). So the rule is an allow-list: what nvcc 13.0
+# emits for honest sm_90 code, surveyed over every feature the labs, CUB, cooperative groups,
+# clusters and the async copies use, and nothing else (docs/threat-model.md, "What a student can
+# still do"). Two other ways reach any slot, so they are refused too: a read of bank 0 at an
+# index held in a register (c[0x0][R4+0x30]: a parameter array indexed at run time, or a
+# __grid_constant__ parameter's address moved back), and the parameters' generic address
+# (c[0x0][0x198]: the address of a __grid_constant__ parameter that escapes, then a plain LD.E
+# before it). These labs' launchers pass neither (pass such values in a buffer). (nvcc 13.0,
+# sm_90: policy_fixtures/bad_device_launch_id.cu.)
 # ---------------------------------------------------------------------------------------------
 # A constant bank 0 operand: c[0x0][0x30], c[0x0][R4+0x30], c[0x0][RZ] (RZ and URZ read as 0:
-# the offset alone says which slot, as ptxas writes blockDim.x's).
+# the offset alone says which slot, as ptxas writes blockDim.x's), c[0x0][-0x7e00] (offsets from
+# 0x8000 are printed as signed 16-bit numbers: a parameter at 0x8200).
 _BANK0 = re.compile(r"\bc\[0x0\]\[(?:(?P<reg>U?R(?:\d+|Z))\+?)?(?P<off>-?0x[0-9a-f]+)?\]")
+# The bytes of bank 0 honest code reads, [start, end): blockDim and gridDim; the local window's
+# base and the stack's top; the grid-sync workspace (%envreg1, %envreg2: this_grid().sync());
+# cooperative groups' reserved shared memory slot; the __constant__ window's generic address;
+# the cluster's geometry (this_cluster(), %clusterid, %nclusterid, %cluster_nctarank); the
+# global memory descriptor and the parameters (0x210 to the largest parameter block's end).
+_BANK0_ALLOWED = ((0x0, 0x18), (0x20, 0x2c), (0x44, 0x4c), (0x6c, 0x70), (0xd0, 0xd8),
+                  (0x140, 0x168), (0x188, 0x18c), (0x208, 0x8210))
 _LAUNCH_ID_SLOTS = range(0x30, 0x38)       # %gridid, 64 bits
 _PARAM_ADDRESS_SLOTS = range(0x198, 0x1a0)  # the parameters' generic address
 _LAUNCH_ID_MESSAGE = ("reads the grid's launch id (%gridid, c[0x0][0x30]) in {kernel}: it counts "
@@ -298,6 +305,25 @@ _BANK0_INDEXED_MESSAGE = ("reads constant bank 0 at an index held in a register 
                           "{kernel}: that can reach the driver's own values there (the grid's "
                           "launch id); index a kernel parameter array only with constants, or "
                           "pass the values in a buffer")
+_BANK0_SLOT_MESSAGE = ("reads the driver's launch state ({operand}: a special register such as "
+                       "%envreg, %current_graph_exec, %nsmid or %total_smem_size) in {kernel}: "
+                       "a kernel may read its parameters, its block and grid sizes and what "
+                       "CUDA's own features read (cooperative groups, clusters), and nothing "
+                       "else the driver keeps there, whose values can tell one graded call from "
+                       "another")
+
+
+def _bank0_width(op: str) -> int:
+    """Bytes an instruction reads from its constant operand: LDC.64 8, LDC.U8 1, LDC 4."""
+    parts = op.split(".")
+    for part, width in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+        if part in parts:
+            return width
+    return 4
+
+
+def _bank0_allowed(off: int, width: int) -> bool:
+    return any(start <= off and off + width <= end for start, end in _BANK0_ALLOWED)
 
 
 def _launch_id_violations(sass: str) -> list:
@@ -310,14 +336,20 @@ def _launch_id_violations(sass: str) -> list:
         m = _SASS_INSN.match(line)
         if not m or m.group("pred") == "@!PT":
             continue
+        width = _bank0_width(m.group("op"))
         for found in _BANK0.finditer(m.group("operands")):
-            reg, off = found.group("reg"), int(found.group("off") or "0x0", 16)
+            reg = found.group("reg")
+            off = int(found.group("off") or "0x0", 16) % 0x10000
             if reg is not None and reg not in ("RZ", "URZ"):
                 hits.append((kernel, "indexed", found.group(0)))
+            elif _bank0_allowed(off, width):
+                continue
             elif off in _LAUNCH_ID_SLOTS:
                 hits.append((kernel, "gridid", found.group(0)))
             elif off in _PARAM_ADDRESS_SLOTS:
                 hits.append((kernel, "params", found.group(0)))
+            else:
+                hits.append((kernel, "slot", found.group(0)))
     names = demangle.names([k for k, _, _ in hits])
     out, seen = [], set()
     for kernel, kind, operand in hits:
@@ -331,6 +363,9 @@ def _launch_id_violations(sass: str) -> list:
         elif kind == "params":
             out.append(Violation("device", f"parameters' address in {shown}",
                                  _PARAM_ADDRESS_MESSAGE.format(kernel=shown)))
+        elif kind == "slot":
+            out.append(Violation("device", f"driver's launch state in {shown}",
+                                 _BANK0_SLOT_MESSAGE.format(operand=operand, kernel=shown)))
         else:
             out.append(Violation("device", f"%gridid in {shown}",
                                  _LAUNCH_ID_MESSAGE.format(kernel=shown)))

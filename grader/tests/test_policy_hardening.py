@@ -335,6 +335,31 @@ class SharedMemoryRuleTest(unittest.TestCase):
         # one finding per kernel and kind
         self.assertEqual(kinds("c[0x0][0x30]", "c[0x0][0x34]"), ["%gridid"])
 
+    def test_constant_bank_0_is_an_allow_list(self):
+        # what honest sm_90 code reads passes (nvcc 13.0: blockDim, gridDim, the local window
+        # and stack, the grid-sync workspace, cooperative groups' slot, the constant window,
+        # the cluster's geometry, the memory descriptor, parameters up to the largest block,
+        # whose offsets from 0x8000 print as negative numbers); every other slot is refused
+        def kinds(*insns):
+            sass = "\t\tFunction : _Z1kPf\n" + "".join(
+                f"        /*{i:04x}*/                   {op} R0, {o} ;\n"
+                for i, (op, o) in enumerate(insns))
+            return [v.symbol.split(" in ")[0] for v in device._launch_id_violations(sass)]
+        honest = [("LDC", "c[0x0][0x14]"), ("LDC", "c[0x0][0x20]"), ("LDC", "c[0x0][0x24]"),
+                  ("LDC.64", "c[0x0][0x44]"), ("LDC", "c[0x0][0x6c]"), ("LDC.64", "c[0x0][0xd0]"),
+                  ("LDC", "c[0x0][0x140]"), ("LDC", "c[0x0][0x164]"), ("LDC", "c[0x0][0x188]"),
+                  ("ULDC.64", "c[0x0][0x208]"), ("LDC.U8", "c[0x0][0x213]"),
+                  ("LDC", "c[0x0][-0x7e00]"), ("LDC", "c[0x0][-0x7df4]")]
+        self.assertEqual(kinds(*honest), [])
+        for op, operand in [("LDC", "c[0x0][0x40]"), ("LDC", "c[0x0][0x4c]"),      # %envreg0, 3
+                            ("LDC", "c[0x0][0xbc]"), ("LDC.64", "c[0x0][0x190]"),  # graph exec
+                            ("LDC", "c[0x0][0x2c]"), ("LDC", "c[0x0][0x10c]"),     # smem, %nsmid
+                            ("LDC", "c[0x0][0x114]"), ("LDC", "c[0x0][0x18]"),
+                            ("LDC.64", "c[0x0][0x48]"),     # 8 bytes from 0x48: past 0x4c
+                            ("LDC", "c[0x0][-0x7df0]")]:   # 0x8210: past the largest block
+            with self.subTest(operand=operand, op=op):
+                self.assertEqual(kinds((op, operand)), ["driver's launch state"])
+
     def test_static_shared_bytes_less_the_reserved_kilobyte(self):
         self.assertEqual(device.static_shared_bytes(0, 90), 0)
         self.assertEqual(device.static_shared_bytes(1024, 90), 0)   # reserved only

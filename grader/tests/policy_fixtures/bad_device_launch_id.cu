@@ -4,13 +4,20 @@
 // same slot: constant bank 0 read at a run-time index (a parameter array indexed by a variable,
 // or a __grid_constant__ parameter's address moved back to the slot: c[0x0][Rn+...]), and the
 // parameters' generic address (c[0x0][0x198]) escaping to a plain load. All must fail the device
-// rule in every lab; a parameter array indexed by constants passes.
+// rule in every lab; a parameter array indexed by constants passes. So must any other slot of the
+// driver's launch state in bank 0 (%envreg3: c[0x0][0x4c]), which honest code never reads.
 #include "matmul.h"
 
 __global__ void launch_id_kernel(unsigned long long* out) {
   unsigned long long id;
   asm volatile("mov.u64 %0, %%gridid;" : "=l"(id));
   out[threadIdx.x] = id;
+}
+
+__global__ void envreg_kernel(unsigned* out) {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%envreg3;" : "=r"(v));
+  out[threadIdx.x] = v;
 }
 
 struct Table {
