@@ -72,6 +72,22 @@ TOOLS_VENV = Path(__file__).resolve().parents[2] / "build" / "tools" / "venv"
 _SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 _SASS_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:(?P<pred>@!?U?P[0-9T]+)\s+)?"
                         r"(?P<op>[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(?P<operands>[^;]*);?")
+
+def _instructions(sass: str):
+    """(kernel, opcode, operands) of every instruction of a cuobjdump -sass listing that can run
+    (a `@!PT` predicate never does), each with the name of the kernel it is in ('?' before
+    any)."""
+    kernel = "?"
+    for line in sass.splitlines():
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if m and m.group("pred") != "@!PT":
+            yield kernel, m.group("op"), m.group("operands")
+
+
 # cuobjdump -res-usage: the architecture of each ELF, then per kernel "Function NAME:" and a line
 # of its resources ("REG:48 STACK:0 SHARED:0 LOCAL:0 ...").
 _RES_ARCH = re.compile(r"^\s*arch\s*=\s*sm_(\d+)")
@@ -327,17 +343,10 @@ def _bank0_allowed(off: int, width: int) -> bool:
 
 
 def _launch_id_violations(sass: str) -> list:
-    hits, kernel = [], "?"
-    for line in sass.splitlines():
-        m = _SASS_FUNCTION.match(line)
-        if m:
-            kernel = m.group(1)
-            continue
-        m = _SASS_INSN.match(line)
-        if not m or m.group("pred") == "@!PT":
-            continue
-        width = _bank0_width(m.group("op"))
-        for found in _BANK0.finditer(m.group("operands")):
+    hits = []
+    for kernel, op, operands in _instructions(sass):
+        width = _bank0_width(op)
+        for found in _BANK0.finditer(operands):
             reg = found.group("reg")
             off = int(found.group("off") or "0x0", 16) % 0x10000
             if reg is not None and reg not in ("RZ", "URZ"):
@@ -552,8 +561,8 @@ def _read_device_code(path: Path, families) -> list:
 
 
 def _device_violations(sass: str, families) -> list:
-    hits, static, kernel, sm, res_kernel = [], [], "?", None, None
-    for line in sass.splitlines():
+    hits, static, sm, res_kernel = [], [], None, None
+    for line in sass.splitlines():      # the resources' lines (cuobjdump -res-usage)
         m = _RES_ARCH.match(line)
         if m:
             sm = int(m.group(1))
@@ -569,15 +578,7 @@ def _device_violations(sass: str, families) -> list:
                 static.append((res_kernel, f"SHARED:{total}", "static_shared",
                                static_shared_bytes(total, sm)))
             res_kernel = None
-            continue
-        m = _SASS_FUNCTION.match(line)
-        if m:
-            kernel = m.group(1)
-            continue
-        m = _SASS_INSN.match(line)
-        if not m or m.group("pred") == "@!PT":        # @!PT: never runs
-            continue
-        op, operands = m.group("op"), m.group("operands")
+    for kernel, op, operands in _instructions(sass):
         family = device_family(op, operands)
         if family not in families:
             continue
