@@ -306,7 +306,15 @@ _BANK0 = re.compile(r"\bc\[0x0\]\[(?:(?P<reg>U?R(?:\d+|Z))\+?)?(?P<off>-?0x[0-9a
 # the cluster's geometry (this_cluster(), %clusterid, %nclusterid, %cluster_nctarank); the
 # global memory descriptor and the parameters (0x210 to the largest parameter block's end).
 _BANK0_ALLOWED = ((0x0, 0x18), (0x20, 0x2c), (0x44, 0x4c), (0x6c, 0x70), (0xd0, 0xd8),
-                  (0x140, 0x168), (0x188, 0x18c), (0x208, 0x8210))
+                  (0x140, 0x168), (0x188, 0x18c), (0x208, 0x210))
+# A kernel's parameters: from 0x210, as many bytes as its own (EIATTR_CBANK_PARAM_SIZE in the
+# ELF's .nv.info.<kernel> section). A read past them (ld.param at a constant beyond the last
+# parameter: what the driver left there from another launch) is refused. A kernel the listing
+# does not describe gets the largest parameter block (32764 bytes).
+_PARAMS_AT = 0x210
+_PARAMS_MOST = 0x8000 - 4
+_NV_INFO = re.compile(r"^\.nv\.info\.(\S+)\s*$")
+_KPARAM = re.compile(r"\bOffset\s*:\s*(0x[0-9a-f]+)\s+Size\s*:\s*(0x[0-9a-f]+)")
 _LAUNCH_ID_SLOTS = range(0x30, 0x38)       # %gridid, 64 bits
 _PARAM_ADDRESS_SLOTS = range(0x198, 0x1a0)  # the parameters' generic address
 _LAUNCH_ID_MESSAGE = ("reads the grid's launch id (%gridid, c[0x0][0x30]) in {kernel}: it counts "
@@ -322,11 +330,11 @@ _BANK0_INDEXED_MESSAGE = ("reads constant bank 0 at an index held in a register 
                           "launch id); index a kernel parameter array only with constants, or "
                           "pass the values in a buffer")
 _BANK0_SLOT_MESSAGE = ("reads the driver's launch state ({operand}: a special register such as "
-                       "%envreg, %current_graph_exec, %nsmid or %total_smem_size) in {kernel}: "
-                       "a kernel may read its parameters, its block and grid sizes and what "
-                       "CUDA's own features read (cooperative groups, clusters), and nothing "
-                       "else the driver keeps there, whose values can tell one graded call from "
-                       "another")
+                       "%envreg, %current_graph_exec, %nsmid or %total_smem_size, or a "
+                       "parameter slot past the kernel's own parameters) in {kernel}: a kernel "
+                       "may read its parameters, its block and grid sizes and what CUDA's own "
+                       "features read (cooperative groups, clusters), and nothing else the "
+                       "driver keeps there, whose values can tell one graded call from another")
 
 
 def _bank0_width(op: str) -> int:
@@ -338,20 +346,56 @@ def _bank0_width(op: str) -> int:
     return 4
 
 
-def _bank0_allowed(off: int, width: int) -> bool:
+def param_sizes(elf_listing: str) -> dict:
+    """{kernel: bytes of its parameters} from a cuobjdump -elf listing: each ELF's
+    .nv.info.<kernel> section, the end of its last parameter (EIATTR_KPARAM_INFO's offset and
+    size) or EIATTR_CBANK_PARAM_SIZE, whichever is larger (ptxas leaves the latter out of some
+    kernels); a kernel described with neither has none (0). Several ELFs: the largest."""
+    sizes, kernel, want = {}, None, False
+    for line in elf_listing.splitlines():
+        m = _NV_INFO.match(line)
+        if m:
+            kernel, want = m.group(1), False
+            sizes.setdefault(kernel, 0)
+            continue
+        if kernel is None:
+            continue
+        if not line.startswith("\t"):         # the end of the section's attributes
+            kernel, want = None, False
+            continue
+        text = line.strip()
+        if text.startswith("Attribute:"):
+            want = text.split()[-1] == "EIATTR_CBANK_PARAM_SIZE"
+            continue
+        m = _KPARAM.search(text)
+        if m:
+            sizes[kernel] = max(sizes[kernel], int(m.group(1), 16) + int(m.group(2), 16))
+        elif want and text.startswith("Value:"):
+            try:
+                sizes[kernel] = max(sizes[kernel], int(text.split()[1], 16))
+            except (IndexError, ValueError):
+                pass
+            want = False
+    return sizes
+
+
+def _bank0_allowed(off: int, width: int, params: int) -> bool:
+    if _PARAMS_AT <= off and off + width <= _PARAMS_AT + params:
+        return True
     return any(start <= off and off + width <= end for start, end in _BANK0_ALLOWED)
 
 
-def _launch_id_violations(sass: str) -> list:
+def _launch_id_violations(sass: str, params: dict | None = None) -> list:
     hits = []
     for kernel, op, operands in _instructions(sass):
         width = _bank0_width(op)
+        own = (params or {}).get(kernel, _PARAMS_MOST)
         for found in _BANK0.finditer(operands):
             reg = found.group("reg")
             off = int(found.group("off") or "0x0", 16) % 0x10000
             if reg is not None and reg not in ("RZ", "URZ"):
                 hits.append((kernel, "indexed", found.group(0)))
-            elif _bank0_allowed(off, width):
+            elif _bank0_allowed(off, width, own):
                 continue
             elif off in _LAUNCH_ID_SLOTS:
                 hits.append((kernel, "gridid", found.group(0)))
@@ -477,8 +521,9 @@ def _inspect(path: Path, families) -> tuple:
     sass = _read_sass(path)
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
     if sass:
-        found += _device_call_violations(_read_elf(path))
-        found += _launch_id_violations(sass)
+        elf_listing = _read_elf(path)
+        found += _device_call_violations(elf_listing)
+        found += _launch_id_violations(sass, param_sizes(elf_listing))
     if key is not None:
         try:
             fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)

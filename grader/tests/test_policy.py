@@ -601,7 +601,8 @@ CASES = {
     "bad_device_launch_id": (None, [], [("device", "%gridid in launch_id_kernel"),
                                         ("device", "constant bank 0 by register in indexed_param"),
                                         ("device", "parameters' address in param_address"),
-                                        ("device", "driver's launch state in envreg_kernel")]),
+                                        ("device", "driver's launch state in envreg_kernel"),
+                                        ("device", "driver's launch state in past_params")]),
     # checked as lab 02 checks (SHARED_RULES): each kernel named with what it uses
     "bad_device_smem": (None, [], [("device", "STS in k_static(float*)"),
                                    ("device", "SHARED:1280 in k_static(float*)"),
@@ -789,7 +790,8 @@ class CompiledFixturesTest(unittest.TestCase):
         result = self.result("bad_device_launch_id")
         refused = sorted(v.symbol.split(" in ")[0] for v in result.violations)
         self.assertEqual(refused, ["%gridid", "constant bank 0 by register", "driver's launch state",
-                                   "parameters' address"], result.report())
+                                   "driver's launch state", "parameters' address"],
+                         result.report())
         # a parameter array indexed by constants is read at fixed offsets: no finding
         self.assertFalse(any("constant_index_kernel" in v.symbol for v in result.violations),
                          result.report())

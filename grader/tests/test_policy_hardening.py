@@ -349,16 +349,43 @@ class SharedMemoryRuleTest(unittest.TestCase):
                   ("LDC.64", "c[0x0][0x44]"), ("LDC", "c[0x0][0x6c]"), ("LDC.64", "c[0x0][0xd0]"),
                   ("LDC", "c[0x0][0x140]"), ("LDC", "c[0x0][0x164]"), ("LDC", "c[0x0][0x188]"),
                   ("ULDC.64", "c[0x0][0x208]"), ("LDC.U8", "c[0x0][0x213]"),
-                  ("LDC", "c[0x0][-0x7e00]"), ("LDC", "c[0x0][-0x7df4]")]
+                  ("LDC", "c[0x0][-0x7e00]"), ("LDC", "c[0x0][-0x7df8]")]
         self.assertEqual(kinds(*honest), [])
         for op, operand in [("LDC", "c[0x0][0x40]"), ("LDC", "c[0x0][0x4c]"),      # %envreg0, 3
                             ("LDC", "c[0x0][0xbc]"), ("LDC.64", "c[0x0][0x190]"),  # graph exec
                             ("LDC", "c[0x0][0x2c]"), ("LDC", "c[0x0][0x10c]"),     # smem, %nsmid
                             ("LDC", "c[0x0][0x114]"), ("LDC", "c[0x0][0x18]"),
                             ("LDC.64", "c[0x0][0x48]"),     # 8 bytes from 0x48: past 0x4c
-                            ("LDC", "c[0x0][-0x7df0]")]:   # 0x8210: past the largest block
+                            ("LDC", "c[0x0][-0x7df4]")]:   # 0x820c: past the largest block
             with self.subTest(operand=operand, op=op):
                 self.assertEqual(kinds((op, operand)), ["driver's launch state"])
+
+    def test_each_kernel_reads_only_its_own_parameters(self):
+        # the parameters' bytes from each kernel's .nv.info section (the end of its last
+        # parameter, or EIATTR_CBANK_PARAM_SIZE, which ptxas leaves out of some kernels); a read
+        # past them is refused, a kernel the listing does not describe gets the largest block
+        listing = ("\n.nv.info._Z1kPfi\n\t<0x1>\n\tAttribute:\tEIATTR_KPARAM_INFO\n"
+                   "\tFormat:\tEIFMT_SVAL\n\tValue:\tIndex : 0x0\tOrdinal : 0x1\tOffset  : 0x8"
+                   "\tSize    : 0x4\n\t\tPointee's logAlignment : 0x0\n\t<0x2>\n"
+                   "\tAttribute:\tEIATTR_CBANK_PARAM_SIZE\n\tFormat:\tEIFMT_HVAL\n\tValue:\t0x10\n"
+                   "\n.nv.info._Z1gPf\n\t<0x1>\n\tAttribute:\tEIATTR_KPARAM_INFO\n"
+                   "\tFormat:\tEIFMT_SVAL\n\tValue:\tIndex : 0x0\tOrdinal : 0x0\tOffset  : 0x0"
+                   "\tSize    : 0x8\n\n.nv.info._Z1hv\n\t<0x1>\n"
+                   "\tAttribute:\tEIATTR_MAXREG_COUNT\n\tFormat:\tEIFMT_HVAL\n\tValue:\t0xff\n"
+                   "\n.nv.info\n\t<0x1>\n")
+        self.assertEqual(device.param_sizes(listing), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
+
+        def kinds(kernel, *operands):
+            sass = f"\t\tFunction : {kernel}\n" + "".join(
+                f"        /*{i:04x}*/                   LDC R0, {o} ;\n"
+                for i, o in enumerate(operands))
+            return [v.symbol.split(" in ")[0]
+                    for v in device._launch_id_violations(sass, device.param_sizes(listing))]
+        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x210]", "c[0x0][0x21c]"), [])
+        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x220]"), ["driver's launch state"])
+        self.assertEqual(kinds("_Z1gPf", "c[0x0][0x218]"), ["driver's launch state"])
+        self.assertEqual(kinds("_Z1hv", "c[0x0][0x210]"), ["driver's launch state"])
+        self.assertEqual(kinds("_Z9undescribed", "c[0x0][0x610]"), [])
 
     def test_static_shared_bytes_less_the_reserved_kilobyte(self):
         self.assertEqual(device.static_shared_bytes(0, 90), 0)

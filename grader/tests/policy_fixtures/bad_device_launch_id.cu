@@ -5,7 +5,8 @@
 // or a __grid_constant__ parameter's address moved back to the slot: c[0x0][Rn+...]), and the
 // parameters' generic address (c[0x0][0x198]) escaping to a plain load. All must fail the device
 // rule in every lab; a parameter array indexed by constants passes. So must any other slot of the
-// driver's launch state in bank 0 (%envreg3: c[0x0][0x4c]), which honest code never reads.
+// driver's launch state in bank 0 (%envreg3: c[0x0][0x4c]), which honest code never reads, and a
+// parameter slot past the kernel's own parameters (what another launch left there).
 #include "matmul.h"
 
 __global__ void launch_id_kernel(unsigned long long* out) {
@@ -17,6 +18,12 @@ __global__ void launch_id_kernel(unsigned long long* out) {
 __global__ void envreg_kernel(unsigned* out) {
   unsigned v;
   asm volatile("mov.u32 %0, %%envreg3;" : "=r"(v));
+  out[threadIdx.x] = v;
+}
+
+__global__ void past_params_kernel(unsigned* out) {
+  unsigned v;
+  asm volatile("ld.param.u32 %0, [_Z18past_params_kernelPj_param_0+1024];" : "=r"(v));
   out[threadIdx.x] = v;
 }
 
