@@ -189,13 +189,16 @@ bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
 }
 
 // Zeros over all of a block's shared memory: its dynamic window and its reserved part
-// (%reserved_smem_offset_begin..end, which any kernel can address through the shared window).
+// (%reserved_smem_offset_begin..end, which any kernel can address through the shared window;
+// those registers exist from sm_80).
 __global__ void scrub_shared_kernel() {
   extern __shared__ uint4 window[];
   uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
   asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(reserved_begin));
   asm volatile("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(reserved_end));
+#endif
   for (uint32_t i = threadIdx.x; i < dynamic_bytes / 16; i += blockDim.x) {
     window[i] = make_uint4(0, 0, 0, 0);
   }
