@@ -32,7 +32,6 @@ __global__ void __launch_bounds__(256) shared_mark_kernel(unsigned tag, unsigned
   unsigned long long seen = 0;
   asm volatile("ld.shared.u64 %0, [%1];" : "=l"(seen) : "r"(addr) : "memory");
   if ((seen >> 32) == 0x5EED5EEDull && seen != mark) atomicAdd(found, 1ull);
-  __syncthreads();
   asm volatile("st.shared.u64 [%0], %1;" ::"r"(addr), "l"(mark) : "memory");
 }
 
