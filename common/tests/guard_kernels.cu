@@ -25,24 +25,31 @@ namespace {
 
 // Marks in a thread's shared or local memory: a thread that finds another call's mark (tag)
 // counts it, then leaves its own.
+__device__ __forceinline__ unsigned long long tagged(unsigned tag) {
+  return (0xC0FFEEull << 32) | tag;
+}
+
+__device__ __forceinline__ void tally(unsigned long long was, unsigned tag,
+                                      unsigned long long* found) {
+  if ((was >> 32) == 0xC0FFEEull && static_cast<unsigned>(was) != tag) atomicAdd(found, 1ull);
+}
+
 __global__ void __launch_bounds__(256) shared_mark_kernel(unsigned tag, unsigned long long* found) {
-  __shared__ unsigned long long slots[64];
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(&slots[threadIdx.x & 63]));
-  const unsigned long long mark = 0x5EED5EED00000000ull | tag;
-  unsigned long long seen = 0;
-  asm volatile("ld.shared.u64 %0, [%1];" : "=l"(seen) : "r"(addr) : "memory");
-  if ((seen >> 32) == 0x5EED5EEDull && seen != mark) atomicAdd(found, 1ull);
-  asm volatile("st.shared.u64 [%0], %1;" ::"r"(addr), "l"(mark) : "memory");
+  __shared__ unsigned long long cells[64];
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_shared(cells + threadIdx.x % 64));
+  unsigned long long was;
+  asm volatile("ld.shared.u64 %0, [%1];" : "=l"(was) : "r"(at) : "memory");
+  tally(was, tag, found);
+  asm volatile("st.shared.u64 [%0], %1;" ::"r"(at), "l"(tagged(tag)) : "memory");
 }
 
 __global__ void __launch_bounds__(256) local_mark_kernel(unsigned tag, unsigned long long* found) {
-  unsigned long long slot[4];
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_local(&slot[threadIdx.x & 3]));
-  const unsigned long long mark = 0x5EED5EED00000000ull | tag;
-  unsigned long long seen = 0;
-  asm volatile("ld.local.u64 %0, [%1];" : "=l"(seen) : "r"(addr) : "memory");
-  if ((seen >> 32) == 0x5EED5EEDull && seen != mark) atomicAdd(found, 1ull);
-  asm volatile("st.local.u64 [%0], %1;" ::"r"(addr), "l"(mark) : "memory");
+  unsigned long long cells[4];
+  const unsigned at = static_cast<unsigned>(__cvta_generic_to_local(cells + threadIdx.x % 4));
+  unsigned long long was;
+  asm volatile("ld.local.u64 %0, [%1];" : "=l"(was) : "r"(at) : "memory");
+  tally(was, tag, found);
+  asm volatile("st.local.u64 [%0], %1;" ::"r"(at), "l"(tagged(tag)) : "memory");
 }
 
 }  // namespace
