@@ -28,6 +28,24 @@ class Group:
     points: float
 
 
+# The counters a [[lesson]] entry may grade, read from the compiled kernels (the policy's
+# kernel table: grader/policy/device.py, kernel_resources), so the same on every machine.
+# local_memory: bytes of local memory per thread (spill area and stack) plus the local loads
+# and stores in the machine code.
+LESSON_COUNTERS = ("local_memory",)
+
+
+@dataclasses.dataclass(frozen=True)
+class Lesson:
+    """[[lesson]]: points for the counter the lab's lesson is about, in every kernel of the
+    submission, awarded only when every correctness test passes."""
+    name: str
+    counter: str
+    points: float
+    max: int = 0         # the most each kernel may have of the counter
+    label: str = ""
+
+
 @dataclasses.dataclass(frozen=True)
 class Performance:
     """One graded benchmark: [[performance]] (a lab may have several)."""
@@ -61,6 +79,7 @@ class LabConfig:
     student_files: tuple
     groups: tuple
     performance: tuple = ()        # Performance entries, in the file's order
+    lessons: tuple = ()            # Lesson entries ([[lesson]]), in the file's order
     test_timeout_s: float = 60.0   # one worker call at most (the judge's --labkit-call-timeout)
     test_budget_s: float = DEFAULT_TEST_BUDGET_S   # one judge's tests (--labkit-test-budget)
     max_file_kib: int = DEFAULT_MAX_FILE_KIB
@@ -70,7 +89,8 @@ class LabConfig:
     @property
     def max_points(self) -> float:
         return (sum(g.points for g in self.groups)
-                + sum(p.points for p in self.performance if not p.bonus))
+                + sum(p.points for p in self.performance if not p.bonus)
+                + sum(lesson.points for lesson in self.lessons))
 
 
 def _require(table: dict, key: str, kind, where: str):
@@ -131,12 +151,18 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
     if len({g.name for g in groups}) != len(groups):
         raise GraderError(f"{where}: correctness group names must be unique")
     perf = _performance_entries(data.get("performance", []), where)
+    lessons = _lesson_entries(data.get("lesson", []), where)
+    taken = {g.name for g in groups}
+    for lesson in lessons:
+        if lesson_group_name(lesson) in taken:
+            raise GraderError(f"{where}: [[lesson]] '{lesson.name}' has the name of a "
+                              f"correctness group ('{lesson_group_name(lesson)}')")
     max_kib = lab.get("max_file_kib", DEFAULT_MAX_FILE_KIB)
     if isinstance(max_kib, bool) or not isinstance(max_kib, int) or not 0 < max_kib <= 1 << 20:
         raise GraderError(f"{where} [lab]: 'max_file_kib' must be a whole number of KiB between 1 "
                           f"and {1 << 20}, got {max_kib!r}")
     return LabConfig(name=name, title=lab.get("title", name), student_files=files,
-                     groups=tuple(groups), performance=perf,
+                     groups=tuple(groups), performance=perf, lessons=lessons,
                      test_timeout_s=_seconds(lab, "test_timeout_s", 60, f"{where} [lab]"),
                      test_budget_s=_seconds(lab, "test_budget_s", DEFAULT_TEST_BUDGET_S,
                                             f"{where} [lab]"),
@@ -144,6 +170,44 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
                      policy=_policy_rules(data.get("policy", {}), f"{where} [policy]"),
                      flop_factor=_flop_factor(data.get("plausibility", {}),
                                               f"{where} [plausibility]"))
+
+
+def lesson_group_name(lesson: Lesson) -> str:
+    """The name of the group a [[lesson]] entry scores as, in results and reports."""
+    return f"lesson: {lesson.name}"
+
+
+def _lesson_entries(value, where: str) -> tuple:
+    """[[lesson]] entries (none by default)."""
+    if not isinstance(value, list):
+        raise GraderError(f"{where}: lessons are an array of tables: write [[lesson]], not "
+                          f"[lesson]")
+    known = {"name", "counter", "points", "max", "label"}
+    entries = []
+    for i, t in enumerate(value):
+        w = f"{where} [[lesson]] #{i + 1}"
+        _table(t, w)
+        unknown = sorted(set(t) - known)
+        if unknown:
+            raise GraderError(f"{w}: unknown key(s) {', '.join(unknown)} (known: "
+                              f"{', '.join(sorted(known))})")
+        counter = _require(t, "counter", str, w)
+        if counter not in LESSON_COUNTERS:
+            raise GraderError(f"{w}: 'counter' must be one of {', '.join(LESSON_COUNTERS)}, "
+                              f"got {counter!r}")
+        points = _require(t, "points", float, w)
+        if not 0 < points < math.inf:
+            raise GraderError(f"{w}: points must be > 0")
+        most = t.get("max", 0)
+        if isinstance(most, bool) or not isinstance(most, int) or most < 0:
+            raise GraderError(f"{w}: 'max' must be a whole number >= 0, got {most!r}")
+        label = t.get("label", "")
+        if not isinstance(label, str):
+            raise GraderError(f"{w}: 'label' must be a string, got {label!r}")
+        entries.append(Lesson(_require(t, "name", str, w), counter, points, most, label))
+    if len({e.name for e in entries}) != len(entries):
+        raise GraderError(f"{where}: lesson names must be unique")
+    return tuple(entries)
 
 
 def _flop_factor(table, where: str) -> float:

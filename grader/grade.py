@@ -21,6 +21,7 @@ from pathlib import Path
 
 from grader import (__version__, bench, build, gpulock, gtest, judge, manifest, runner,
                     scoring, seeds, setup)
+from grader import config
 from grader.config import LabConfig
 from grader.errors import (EXIT_BUILD, EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE,
                            GraderError)
@@ -290,6 +291,7 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
                            "points were awarded (no GPU).")
             lab.groups = [GroupResult(g.name, g.filter, g.points, note="not run: no GPU")
                           for g in cfg.groups]
+            lab.groups += _lesson_groups(cfg, lab, False, note="not run: no GPU")
             lab.performance = [_perf_result(p, status="not_run", message="not run: no GPU")
                                for p in cfg.performance]
         result.status = "no_gpu"
@@ -610,11 +612,28 @@ def _policy_stage(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     return True
 
 
+def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = "") -> list:
+    """The lab's [[lesson]] entries as groups (scoring.lesson_group), from the policy's kernel
+    table; with `note`, unscored groups that say it (no GPU, an error)."""
+    if note:
+        return [GroupResult(config.lesson_group_name(e), e.counter, e.points, note=note)
+                for e in cfg.lessons]
+    if not cfg.lessons:
+        return []
+    from grader.policy.device import MAX_KERNELS  # the policy's table holds at most this many
+    kernels = (lab.policy.kernels if lab.policy is not None else None) or []
+    cut_short = len(kernels) >= MAX_KERNELS
+    return [scoring.lesson_group(e, kernels, correct, cut_short) for e in cfg.lessons]
+
+
 def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
     """The lab could not be graded: status error, 0 points, what was recorded kept."""
     lab.status, lab.message = "error", message
     if not lab.groups:
         lab.groups = [GroupResult(g.name, g.filter, g.points) for g in cfg.groups]
+    named = {g.name for g in lab.groups}
+    lab.groups += [g for g in _lesson_groups(cfg, lab, False, note="not checked")
+                   if g.name not in named]
     for g in lab.groups:
         g.points = 0.0
     if not lab.performance:
@@ -754,9 +773,11 @@ def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         scoring.void_correctness(lab.groups, reason)
         lab.message = (lab.message + "\n" if lab.message else "") + reason
 
+    correct = scoring.all_correct(lab.groups)
+    lab.groups += _lesson_groups(cfg, lab, correct)
     lab.performance = [_perf_result(p) for p in cfg.performance]
     if lab.performance:
-        if not scoring.all_correct(lab.groups):
+        if not correct:
             for perf in lab.performance:
                 perf.status = "gated"
                 perf.message = "not measured: every correctness test must pass first"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from grader.results import GroupResult, PerfResult
+from grader.results import GroupResult, PerfResult, TestResult
 
 
 def round_points(x: float) -> float:
@@ -17,6 +17,56 @@ def score_group(group: GroupResult) -> float:
         return 0.0
     share = group.max_points / len(group.tests)
     return round_points(share * group.passed_count)
+
+
+def lesson_value(counter: str, row: dict) -> int:
+    """One kernel row's value of a lesson counter (grader.config.LESSON_COUNTERS).
+    local_memory: bytes of local memory per thread (spill area and stack); a kernel whose
+    machine code loads or stores local memory counts at least 1 even where the table says 0
+    bytes."""
+    from grader import report_text
+    if counter == "local_memory":
+        counts = report_text.kernel_counts(row)
+        accesses = counts["local_loads"] + counts["local_stores"]
+        return max(report_text.local_bytes(row), 1 if accesses else 0)
+    raise ValueError(f"unknown lesson counter {counter!r}")
+
+
+def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) -> GroupResult:
+    """A [[lesson]] entry (grader.config.Lesson) scored as a group of one test per kernel of
+    the submission: a kernel passes when its counter is at most `lesson.max`. `kernels`: the
+    policy's kernel rows (one per kernel and architecture, grader/policy/device.py); a kernel
+    fails if any of its rows does. Nothing is awarded unless `correct` (every correctness test
+    passed: a starter's empty kernel has no local memory either), nor when the table was
+    `cut_short` (a file of more kernels than the policy lists)."""
+    from grader import report_text  # report_text imports results, as this module does
+    group = GroupResult(f"lesson: {lesson.name}", lesson.counter, lesson.points)
+    rows = {}
+    for row in kernels:
+        if isinstance(row, dict) and isinstance(row.get("kernel"), str):
+            rows.setdefault(row["kernel"], []).append(row)
+    if not correct:
+        group.note = "not checked: every correctness test must pass first"
+        return group
+    if cut_short:
+        group.note = ("not checked: the file has more kernels than the policy lists, so not "
+                      "every kernel's counter could be read")
+        return group
+    if not rows:
+        group.note = "not checked: no kernel of the submission was found in its machine code"
+        return group
+    for kernel, kernel_rows in rows.items():
+        over = [r for r in kernel_rows if lesson_value(lesson.counter, r) > lesson.max]
+        name = f"Lesson.{lesson.counter}/{report_text.kernel_name(kernel_rows[0])}"
+        if over:
+            why = report_text.kernel_note(over[0]) or ""
+            if lesson.label:
+                why = f"the lesson ({lesson.label}) is not met: {why}"
+            group.tests.append(TestResult(name, "failed", why))
+        else:
+            group.tests.append(TestResult(name, "passed"))
+    group.points = score_group(group)
+    return group
 
 
 def host_compute_tests(groups: list) -> list:

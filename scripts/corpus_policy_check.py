@@ -62,7 +62,32 @@ def check(case: gc.Case, graded: dict) -> dict:
         for part in case.spec.get("feedback", []):
             if part.lower() not in text:
                 row["problems"].append(f"feedback lacks '{part}'")
+    if want == "ok" and status not in NOT_BUILT:
+        row["problems"] += lesson_problems(case, lab)
     return row
+
+
+def lesson_problems(case: gc.Case, lab: dict) -> list:
+    """The lab's [[lesson]] verdicts, read from the compiled kernels as the grader reads them
+    (no GPU needed), scored as if every correctness test passed: a case expected to be fully
+    correct must keep every lesson's points, and each `fails` entry naming a lesson test
+    (Lesson.<counter>/<kernel>) must name one that fails."""
+    from grader import config, scoring
+    from grader.policy.device import MAX_KERNELS
+    lessons = config.load_lab_config(gc.REPO / "labs", case.lab).lessons
+    if not lessons:
+        return []
+    kernels = (lab.get("policy") or {}).get("kernels") or []
+    tests = [t for e in lessons
+             for t in scoring.lesson_group(e, kernels, True, len(kernels) >= MAX_KERNELS).tests]
+    problems = []
+    if case.want("correctness") == "full":
+        problems += [f"a fully correct case would fail {t.name}" for t in tests if not t.passed]
+    for part in case.spec.get("fails", []):
+        if part.startswith("Lesson.") and not any(part in t.name and not t.passed
+                                                  for t in tests):
+            problems.append(f"no lesson test named like '{part}' fails")
+    return problems
 
 
 def _why(lab: dict) -> str:

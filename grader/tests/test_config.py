@@ -138,7 +138,47 @@ class ParseGoodTest(unittest.TestCase):
         self.assertEqual(cfg.performance[0].floor, 0.0)
 
 
+    def test_lessons_count_in_the_maximum(self):
+        data = good()
+        data["lesson"] = [{"name": "registers", "counter": "local_memory", "points": 5}]
+        cfg = parse_lab_config("x", data)
+        (lesson,) = cfg.lessons
+        self.assertEqual((lesson.name, lesson.counter, lesson.points, lesson.max),
+                         ("registers", "local_memory", 5.0, 0))
+        self.assertEqual(cfg.max_points, 30 + 50.5 + 20 + 5)
+        self.assertEqual(parse_lab_config("x", good()).lessons, ())
+
+    def test_lab_02_grades_its_lesson_and_still_totals_100(self):
+        cfg = load_lab_config(LABS, "02_register_tiling")
+        self.assertEqual([(e.counter, e.max) for e in cfg.lessons], [("local_memory", 0)])
+        self.assertEqual(cfg.max_points, 100)
+        # Its handout states the points (every graded thing a handout names, and the reverse).
+        scoring_text = (LABS / "02_register_tiling" / "README.md").read_text().split(
+            "## Scoring", 1)[1].split("\n## ", 1)[0]
+        self.assertIn("hidden tests 45, the lesson 5", scoring_text)
+        self.assertIn("no local memory", scoring_text)
+
+
 class ParseRejectedTest(unittest.TestCase):
+    def test_bad_lessons(self):
+        def with_lesson(**entry):
+            data = good()
+            data["lesson"] = [dict({"name": "registers", "counter": "local_memory",
+                                    "points": 5}, **entry)]
+            return data
+        self.assertRejected(with_lesson(counter="bank_conflicts"), "[[lesson]] #1", "counter",
+                            "local_memory")
+        self.assertRejected(with_lesson(points=0), "points must be > 0")
+        self.assertRejected(with_lesson(max=-1), "'max'")
+        self.assertRejected(with_lesson(max=True), "'max'")
+        self.assertRejected(with_lesson(threshold=3), "unknown key(s) threshold")
+        data = good()
+        data["lesson"] = {"name": "registers", "counter": "local_memory", "points": 5}
+        self.assertRejected(data, "write [[lesson]]")
+        data = good()
+        data["lesson"] = [with_lesson()["lesson"][0]] * 2
+        self.assertRejected(data, "lesson names must be unique")
+
     def assertRejected(self, data, *words):
         with self.assertRaises(GraderError) as cm:
             parse_lab_config("x", data, where="lab.toml")

@@ -324,6 +324,43 @@ class GradeLabTest(TempDirTest):
         self.assertFalse(any(any(a.startswith("--benchmark") for a in r["argv"])
                              for r in self.build.runs()))
 
+    def test_a_lesson_is_scored_from_the_kernels_and_gated_like_performance(self):
+        data = copy.deepcopy(CONFIG)
+        data["correctness"][1]["points"] = 45
+        data["lesson"] = [{"name": "registers", "counter": "local_memory", "points": 5}]
+        config = cfg(data)
+        self.assertEqual(config.max_points, 100.0)
+
+        def graded(tests, stack_bytes):
+            row = {"kernel": "k(float*)", "arch": "sm_90", "registers": 40, "shared_bytes": 0,
+                   "local_bytes": 0, "stack_bytes": stack_bytes, "local_loads": 0,
+                   "local_stores": 2 if stack_bytes else 0}
+            self.build = FakeBuildDir(self.tmp / f"build{stack_bytes}{len(tests)}", tests,
+                                      benches(ratio=0.05))
+            lab = LabResult(lab=config.name, title=config.title, max_points=config.max_points,
+                            seed=1234, policy=PolicyReport(ok=True, kernels=[row]))
+            grade.grade_lab(config, lab, self.build.paths(), self.build.hashes(), True,
+                            lambda m: None)
+            return lab
+
+        lab = graded(tests_all_pass(), 0)
+        self.assertEqual([(g.name, g.points, g.max_points) for g in lab.groups][-1],
+                         ("lesson: registers", 5.0, 5.0))
+        self.assertEqual((lab.points, lab.max_points), (100.0, 100.0))
+        # Local memory: the lesson's points go, the benchmark still runs (it is not correctness).
+        lab = graded(tests_all_pass(), 32)
+        lesson = lab.groups[-1]
+        self.assertEqual((lesson.points, [t.status for t in lesson.tests]), (0.0, ["failed"]))
+        self.assertIn("local memory", lesson.tests[0].message)
+        self.assertEqual(lab.performance[0].status, "measured")
+        self.assertEqual((lab.points, lab.max_points), (95.0, 100.0))
+        # A wrong submission earns neither, whatever its kernels.
+        tests = tests_all_pass()
+        tests[0] = (tests[0][0], tests[0][1], "fail")
+        lab = graded(tests, 0)
+        self.assertEqual((lab.groups[-1].points, lab.performance[0].status), (0.0, "gated"))
+        self.assertIn("every correctness test must pass first", lab.groups[-1].note)
+
     def test_judge_crash_mid_run_costs_the_unreported_tests(self):
         tests = tests_all_pass()
         tests[1] = (PUB, "MatchesCpuReference/v1_naive_M7_N3_K5", "judge_crash")

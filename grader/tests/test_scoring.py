@@ -3,7 +3,7 @@
 import math
 import unittest
 
-from grader import scoring
+from grader import config, scoring
 from grader.results import GroupResult, PerfResult, TestResult
 
 
@@ -207,3 +207,62 @@ class HostComputeTest(unittest.TestCase):
         self.assertEqual((a.points, b.points), (0.0, 0.0))
         self.assertFalse(scoring.all_correct([a, b]))
         self.assertEqual(scoring.host_compute_tests([a]), [])
+
+
+class LessonGroupTest(unittest.TestCase):
+    """[[lesson]] entries: a group of one test per kernel, from the policy's kernel table."""
+
+    LESSON = config.Lesson("registers", "local_memory", 5.0)
+
+    @staticmethod
+    def row(kernel, arch="sm_90", local=0, stack=0, loads=0, stores=0):
+        return {"kernel": kernel, "arch": arch, "registers": 40, "shared_bytes": 0,
+                "local_bytes": local, "stack_bytes": stack, "local_loads": loads,
+                "local_stores": stores}
+
+    def test_kernels_without_local_memory_earn_the_points(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("k1"), self.row("k2")], correct=True)
+        self.assertEqual((g.name, g.max_points, g.points), ("lesson: registers", 5.0, 5.0))
+        self.assertEqual([t.name for t in g.tests],
+                         ["Lesson.local_memory/k1", "Lesson.local_memory/k2"])
+
+    def test_a_kernel_with_local_memory_fails_and_says_why(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("k1"), self.row("k2", stack=64, loads=3,
+                                                                        stores=3)], correct=True)
+        self.assertEqual(g.points, 2.5)
+        failed = [t for t in g.tests if not t.passed]
+        self.assertEqual([t.name for t in failed], ["Lesson.local_memory/k2"])
+        self.assertIn("64 B per thread", failed[0].message)
+        self.assertIn("3 local loads", failed[0].message)
+
+    def test_local_accesses_count_even_where_the_table_says_no_bytes(self):
+        self.assertEqual(scoring.lesson_value("local_memory", self.row("k", stores=1)), 1)
+        self.assertEqual(scoring.lesson_value("local_memory", self.row("k", local=8, stack=16)),
+                         24)
+        self.assertEqual(scoring.lesson_value("local_memory", self.row("k")), 0)
+
+    def test_any_architecture_of_a_kernel_fails_it(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("k", arch="sm_90"),
+                                               self.row("k", arch="sm_80", local=16)], True)
+        self.assertEqual((len(g.tests), g.points), (1, 0.0))
+
+    def test_a_looser_maximum(self):
+        lesson = config.Lesson("registers", "local_memory", 5.0, max=32)
+        g = scoring.lesson_group(lesson, [self.row("k", stack=32)], correct=True)
+        self.assertEqual(g.points, 5.0)
+        g = scoring.lesson_group(lesson, [self.row("k", stack=48)], correct=True)
+        self.assertEqual(g.points, 0.0)
+
+    def test_nothing_unless_every_correctness_test_passed(self):
+        # A starter's kernel computes nothing and has no local memory: it must not earn these.
+        g = scoring.lesson_group(self.LESSON, [self.row("k")], correct=False)
+        self.assertEqual((g.points, g.max_points, g.tests), (0.0, 5.0, []))
+        self.assertIn("every correctness test must pass first", g.note)
+
+    def test_a_table_cut_short_or_empty_earns_nothing(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("k")], True, cut_short=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("more kernels than the policy lists", g.note)
+        g = scoring.lesson_group(self.LESSON, [{"kernel": 3}, "junk"], True)
+        self.assertEqual((g.points, g.tests), (0.0, []))
+        self.assertIn("no kernel", g.note)
