@@ -620,9 +620,9 @@ def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = ""
                 for e in cfg.lessons]
     if not cfg.lessons:
         return []
-    from grader.policy.device import MAX_KERNELS  # the policy's table holds at most this many
+    from grader.policy.device import MAX_KERNELS  # more rows than this: the file has more kernels
     kernels = (lab.policy.kernels if lab.policy is not None else None) or []
-    cut_short = len(kernels) >= MAX_KERNELS
+    cut_short = len(kernels) > MAX_KERNELS
     return [scoring.lesson_group(e, kernels, correct, cut_short) for e in cfg.lessons]
 
 

@@ -26,7 +26,7 @@ from grader.errors import EXIT_USAGE, GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, kernel_counts, kernel_name,
                                 kernel_note, lab_kernels, lab_message, num, perf_name,
-                                perf_summary, points_text, withheld)
+                                perf_summary, points_text, uses_local_memory, withheld)
 from grader.results import GradeResult, LabResult, TestResult
 
 MAX_MAPS = 40             # where-map pictures per page; later failures show their message only
@@ -290,7 +290,7 @@ def kernels_table(result: GradeResult) -> str:
     for lab in result.labs:
         for k in lab_kernels(lab)[:MAX_KERNELS]:
             n = kernel_counts(k)
-            spills = n["local_bytes"] or n["stack_bytes"] or n["local_loads"] or n["local_stores"]
+            spills = uses_local_memory(k)
             local = (f"{n['local_bytes'] + n['stack_bytes']} B ({n['local_loads']} loads, {n['local_stores']} "
                      f"stores)" if spills else "none")
             rows.append(f"<tr><td>{esc(lab.lab)}</td><td><code>{esc(kernel_name(k, 120))}"

@@ -175,7 +175,7 @@ def _int(row: dict, key: str) -> int:
 
 
 KERNEL_COUNTS = ("registers", "shared_bytes", "local_bytes", "stack_bytes", "local_loads",
-                 "local_stores")
+                 "local_stores", "local_addressing")
 
 
 def kernel_counts(row: dict) -> dict:
@@ -200,14 +200,21 @@ def local_bytes(row: dict) -> int:
     return _int(row, "local_bytes") + _int(row, "stack_bytes")
 
 
+def uses_local_memory(row: dict) -> bool:
+    """Any local memory: bytes per thread, local loads or stores, or local memory reached
+    through a pointer (local_addressing: the local window's base, a frame made at run time)."""
+    return bool(local_bytes(row) or _int(row, "local_loads") or _int(row, "local_stores")
+                or _int(row, "local_addressing"))
+
+
 def kernel_resources(row: dict) -> str:
     """'48 registers, 4 KiB shared, no local memory (sm_90)': one kernel's resources."""
-    local = local_bytes(row)
-    spills = _int(row, "local_loads") + _int(row, "local_stores")
     text = f"{_int(row, 'registers')} registers, {_bytes(_int(row, 'shared_bytes'))} shared, "
-    if local or spills:
-        text += (f"{_bytes(local)} local ({_int(row, 'local_loads')} loads, "
-                 f"{_int(row, 'local_stores')} stores in its code)")
+    if uses_local_memory(row):
+        text += (f"{_bytes(local_bytes(row))} local ({_int(row, 'local_loads')} loads, "
+                 f"{_int(row, 'local_stores')} stores in its code")
+        addressing = _int(row, "local_addressing")
+        text += f", {addressing} local addressing)" if addressing else ")"
     else:
         text += "no local memory"
     return text + f" ({clean_text(str(row.get('arch', '?')))})"
@@ -215,13 +222,18 @@ def kernel_resources(row: dict) -> str:
 
 def kernel_note(row: dict) -> str | None:
     """What local memory in a kernel means, or None when it has none."""
-    loads, stores = _int(row, "local_loads"), _int(row, "local_stores")
-    if not (local_bytes(row) or loads or stores):
+    if not uses_local_memory(row):
         return None
+    loads, stores = _int(row, "local_loads"), _int(row, "local_stores")
+    addressing = _int(row, "local_addressing")
+    through = (f", and {addressing} instructions that address it through a pointer (the "
+               f"address of a local array taken, alloca, a printf's arguments)"
+               if addressing else "")
     return (f"kernel {kernel_name(row)} keeps {_bytes(local_bytes(row))} per thread in "
-            f"local memory ({loads} local loads and {stores} local stores in its machine code): "
-            f"ptxas spilled registers (more values live at once than the registers a thread "
-            f"gets: a smaller register tile, or fewer threads per block with "
-            f"__launch_bounds__) or the kernel indexes an array at run time (fully unrolled "
-            f"loops with constant indices keep it in registers); every such access goes "
-            f"through the caches instead of a register")
+            f"local memory ({loads} local loads and {stores} local stores in its machine "
+            f"code{through}): ptxas spilled registers (more values live at once than the "
+            f"registers a thread gets: a smaller register tile, or fewer threads per block with "
+            f"__launch_bounds__), or the kernel indexes an array at run time (fully unrolled "
+            f"loops with constant indices keep it in registers), or it calls printf (its "
+            f"arguments go through local memory); every such access goes through the caches "
+            f"instead of a register")

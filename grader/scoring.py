@@ -22,13 +22,12 @@ def score_group(group: GroupResult) -> float:
 def lesson_value(counter: str, row: dict) -> int:
     """One kernel row's value of a lesson counter (grader.config.LESSON_COUNTERS).
     local_memory: bytes of local memory per thread (spill area and stack); a kernel whose
-    machine code loads or stores local memory counts at least 1 even where the table says 0
-    bytes."""
+    machine code loads, stores or addresses local memory counts at least 1 even where the table
+    says 0 bytes (an alloca'd or cvta.local frame has STACK:0)."""
     from grader import report_text
     if counter == "local_memory":
-        counts = report_text.kernel_counts(row)
-        accesses = counts["local_loads"] + counts["local_stores"]
-        return max(report_text.local_bytes(row), 1 if accesses else 0)
+        return max(report_text.local_bytes(row),
+                   1 if report_text.uses_local_memory(row) else 0)
     raise ValueError(f"unknown lesson counter {counter!r}")
 
 

@@ -79,7 +79,7 @@ def lesson_problems(case: gc.Case, lab: dict) -> list:
         return []
     kernels = (lab.get("policy") or {}).get("kernels") or []
     tests = [t for e in lessons
-             for t in scoring.lesson_group(e, kernels, True, len(kernels) >= MAX_KERNELS).tests]
+             for t in scoring.lesson_group(e, kernels, True, len(kernels) > MAX_KERNELS).tests]
     problems = []
     if case.want("correctness") == "full":
         problems += [f"a fully correct case would fail {t.name}" for t in tests if not t.passed]

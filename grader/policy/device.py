@@ -549,12 +549,24 @@ _RES_FIELDS = re.compile(r"\b(REG|STACK|SHARED|LOCAL):(\d+)\b")
 _SASS_TARGET = re.compile(r"^\s*code for sm_(\d+)")
 _LOCAL_OPS = {"LDL": "local_loads", "STL": "local_stores"}
 MAX_KERNELS = 64        # per object, in a report: a file of hundreds of kernels is cut short
+# Local memory reached without LDL/STL: the local window's base (c[0x0][0x20], c[0x0][0x24]),
+# which makes a generic pointer into a thread's local memory (a local array whose address is
+# taken, cvta.local, printf's argument buffer), and a write to the stack pointer R1 after the
+# entry's `LDC R1, c[0x0][0x28]` (a frame made at run time: alloca). Honest kernels without
+# local memory do neither; a red team's lab 02 kernels kept their tile in local memory through
+# an alloca'd generic pointer and through cvta.local with STACK:0 and no LDL/STL (round 12).
+_LOCAL_WINDOW = re.compile(r"\bc\[0x0\]\[0x2[04]\]")
+_WRITES_R1 = re.compile(r"^R1\b")
+_STACK_TOP = re.compile(r"^R1\s*,\s*c\[0x0\]\[0x28\]\s*$")
 
 
 def kernel_resources(sass: str) -> list:
     """[{kernel, arch, registers, shared_bytes, local_bytes, stack_bytes, local_loads,
-    local_stores}] from cuobjdump -sass -res-usage output, in the order the kernels appear;
-    `kernel` demangled, `shared_bytes` less what the system reserves (static_shared_bytes)."""
+    local_stores, local_addressing}] from cuobjdump -sass -res-usage output, in the order the
+    kernels appear; `kernel` demangled, `shared_bytes` less what the system reserves
+    (static_shared_bytes); `local_addressing`: instructions that reach local memory otherwise
+    than by LDL/STL (_LOCAL_WINDOW, a write to R1 after the entry). At most MAX_KERNELS + 1
+    rows: a row past MAX_KERNELS says the file has more kernels than a report lists."""
     rows, sm, res_kernel, sass_sm, sass_kernel = {}, None, None, None, None
     for line in sass.splitlines():
         m = _RES_ARCH.match(line)
@@ -567,8 +579,9 @@ def kernel_resources(sass: str) -> list:
             continue
         if res_kernel is not None:
             fields = {k: int(v) for k, v in _RES_FIELDS.findall(line)}
-            if "REG" in fields and (len(rows) < MAX_KERNELS or (sm, res_kernel) in rows):
-                row = rows.setdefault((sm, res_kernel), {"local_loads": 0, "local_stores": 0})
+            if "REG" in fields and (len(rows) <= MAX_KERNELS or (sm, res_kernel) in rows):
+                row = rows.setdefault((sm, res_kernel), {"local_loads": 0, "local_stores": 0,
+                                                         "local_addressing": 0})
                 row.update(registers=fields.get("REG", 0), local_bytes=fields.get("LOCAL", 0),
                            stack_bytes=fields.get("STACK", 0),
                            shared_bytes=static_shared_bytes(fields.get("SHARED", 0), sm))
@@ -586,6 +599,10 @@ def kernel_resources(sass: str) -> list:
         if m and sass_kernel is not None and m.group("pred") != "@!PT":
             counter = _LOCAL_OPS.get(m.group("op").split(".")[0])
             row = rows.get((sass_sm, sass_kernel))
+            operands = m.group("operands").strip()
+            if counter is None and (_LOCAL_WINDOW.search(operands) or (
+                    _WRITES_R1.match(operands) and not _STACK_TOP.match(operands))):
+                counter = "local_addressing"
             if counter and row is not None:
                 row[counter] += 1
     names = demangle.names([k for _, k in rows])
@@ -597,7 +614,8 @@ def kernel_resources(sass: str) -> list:
                     "arch": f"sm_{arch}" if arch is not None else "?",
                     "registers": row["registers"], "shared_bytes": row["shared_bytes"],
                     "local_bytes": row["local_bytes"], "stack_bytes": row["stack_bytes"],
-                    "local_loads": row["local_loads"], "local_stores": row["local_stores"]})
+                    "local_loads": row["local_loads"], "local_stores": row["local_stores"],
+                    "local_addressing": row["local_addressing"]})
     return out
 
 

@@ -41,7 +41,7 @@ Resource usage:
   REG:40 STACK:1024 SHARED:0 LOCAL:16 CONSTANT[0]:544 TEXTURE:0 SURFACE:0 SAMPLER:0
 
 \tcode for sm_90
-\t.target\tsm_90
+\tcode for sm_90
 
 \t\tFunction : _Z5plainIfEvPKT_PS0_i
 \t.headerflags\t@"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
@@ -70,10 +70,37 @@ class ParserTest(unittest.TestCase):
         self.assertEqual(rows, [
             {"kernel": "void plain<float>(float const*, float*, int)", "arch": "sm_90",
              "registers": 10, "shared_bytes": 1024,   # 2048 less the 1 KiB sm_90 reserves
-             "local_bytes": 0, "stack_bytes": 0, "local_loads": 0, "local_stores": 0},
+             "local_bytes": 0, "stack_bytes": 0, "local_loads": 0, "local_stores": 0,
+             "local_addressing": 0},
             {"kernel": "local_array(int const*, float*)", "arch": "sm_90", "registers": 40,
              "shared_bytes": 0, "local_bytes": 16, "stack_bytes": 1024, "local_loads": 1,
-             "local_stores": 2}])
+             "local_stores": 2, "local_addressing": 0}])
+
+    def test_local_memory_reached_through_a_pointer(self):
+        # A frame made at run time (alloca) and reached by a generic pointer: STACK:0, no
+        # LDL/STL, but the local window's base read and the stack pointer moved (a red team's
+        # lab 02 kernel, round 12). The entry's own `LDC R1, c[0x0][0x28]` is not counted.
+        text = """
+arch = sm_90
+ Function _Z6framedPf:
+  REG:30 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:556
+\tcode for sm_90
+\t\tFunction : _Z6framedPf
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+        /*0020*/                   VIADD R1, R1, 0xffffffa0 ;
+        /*0030*/                   ULDC UR5, c[0x0][0x20] ;
+        /*0070*/                   LOP3.LUT R1, R1, 0xfffffff0, RZ, 0xc0, !PT ;
+        /*00f0*/                   ULDC UR4, c[0x0][0x24] ;
+        /*0100*/                   ST.E [R2.64], RZ ;
+        /*0110*/                   IADD3 R4, R1, 0x10, RZ ;
+        /*0120*/                   LDC R5, c[0x0][0x28] ;
+        /*0130*/                   EXIT ;
+"""
+        (row,) = device.kernel_resources(text)
+        self.assertEqual((row["stack_bytes"], row["local_loads"], row["local_stores"],
+                          row["local_addressing"]), (0, 0, 0, 4))
+        (plain,) = [r for r in device.kernel_resources(SASS) if r["kernel"].startswith("void")]
+        self.assertEqual(plain["local_addressing"], 0)   # its entry LDC R1 is not counted
 
     def test_nothing_read_is_no_rows(self):
         self.assertEqual(device.kernel_resources(""), [])
@@ -82,7 +109,12 @@ class ParserTest(unittest.TestCase):
     def test_a_file_of_many_kernels_is_cut_short(self):
         text = "arch = sm_90\n" + "".join(f" Function _Z1k{i}v:\n  REG:8 STACK:0 SHARED:0 LOCAL:0\n"
                                           for i in range(device.MAX_KERNELS + 10))
-        self.assertEqual(len(device.kernel_resources(text)), device.MAX_KERNELS)
+        # One row past the most a report lists says there were more (a lesson then reads
+        # nothing); exactly MAX_KERNELS kernels are all read, and not cut short.
+        self.assertEqual(len(device.kernel_resources(text)), device.MAX_KERNELS + 1)
+        exact = "arch = sm_90\n" + "".join(f" Function _Z1k{i}v:\n  REG:8 STACK:0 SHARED:0 "
+                                           f"LOCAL:0\n" for i in range(device.MAX_KERNELS))
+        self.assertEqual(len(device.kernel_resources(exact)), device.MAX_KERNELS)
 
     def test_without_cuobjdump_a_lab_without_device_rules_reads_nothing_and_fails_nothing(self):
         from unittest import mock
@@ -208,6 +240,30 @@ class RealCompileTest(unittest.TestCase):
             refused, again = device.inspect_device_code(obj, ("shared_memory",))
             self.assertTrue(any("plain" in v.message for v in refused))
             self.assertEqual(again, kernels)
+
+    def test_a_frame_made_at_run_time_is_local_memory(self):
+        # STACK:0 and no LDL/STL (a red team's lab 02 tile, round 12), yet local memory.
+        source = """
+__global__ void framed(float* out, int n) {
+  unsigned bytes = 16 * sizeof(float);
+  asm volatile("" : "+r"(bytes));
+  unsigned long long p = reinterpret_cast<unsigned long long>(alloca(bytes));
+  asm volatile("" : "+l"(p));
+  float* t = reinterpret_cast<float*>(p);
+#pragma unroll 1
+  for (int i = 0; i < 16; ++i) t[i] = i * out[i];
+  out[threadIdx.x] = t[n & 15];
+}
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            src, obj = Path(tmp) / "k.cu", Path(tmp) / "k.o"
+            src.write_text(source)
+            subprocess.run([NVCC, "-arch=sm_90", "-O3", "-c", str(src), "-o", str(obj)],
+                           check=True, capture_output=True, timeout=300)
+            _, (row,) = device.inspect_device_code(obj, ())
+            self.assertEqual((row["stack_bytes"], row["local_loads"], row["local_stores"]),
+                             (0, 0, 0))
+            self.assertGreater(row["local_addressing"], 0)
 
 
 if __name__ == "__main__":
