@@ -29,6 +29,7 @@ class ProcResult:
     stdout: str
     stderr: str
     results: bytes = b""          # what came down the results pipe (run_with_results)
+    stdout_cut: bool = False      # stdout was longer than the cap: its middle is not in `stdout`
     results_truncated: bool = False
     # When the results arrived, on the grader's clock: (bytes of `results` read so far,
     # seconds since the command started), one pair per read (run_with_results).
@@ -46,6 +47,11 @@ class ProcResult:
     @property
     def output(self) -> str:
         return (self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr).strip()
+
+
+def _longer_than(f, cap: int) -> bool:
+    f.seek(0, os.SEEK_END)
+    return f.tell() > cap
 
 
 def _read_capped(f, cap: int) -> str:
@@ -103,7 +109,7 @@ def run(cmd: list, timeout_s: float, env: dict | None = None, cwd: str | None = 
         seconds = time.monotonic() - start
         return ProcResult(returncode=None if timed_out else proc.returncode, timed_out=timed_out,
                           seconds=seconds, stdout=_read_capped(out, cap),
-                          stderr=_read_capped(err, cap))
+                          stderr=_read_capped(err, cap), stdout_cut=_longer_than(out, cap))
 
 
 class _Collector:
@@ -192,6 +198,7 @@ def run_with_results(make_cmd, timeout_s: float, *, stdin_data: bytes = b"",
             return ProcResult(returncode=None if timed_out else proc.returncode,
                               timed_out=timed_out, seconds=seconds,
                               stdout=_read_capped(out, cap), stderr=_read_capped(err, cap),
+                              stdout_cut=_longer_than(out, cap),
                               results=collector.data(), results_truncated=collector.truncated,
                               results_arrivals=[(size, t - start)
                                                 for size, t in collector.arrivals])

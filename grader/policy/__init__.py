@@ -79,7 +79,7 @@ from grader.policy.object_rules import (check_constructors, check_definitions, c
                                         check_syscalls, library_exports)
 from grader.policy.rules import DEVICE_FAMILIES, PolicyResult, PolicyRules, Violation
 from grader.policy.source_rules import check_includes, check_source_text
-from grader.policy.tools import real
+from grader.policy.tools import TOOL_OUTPUT_CAP, ListingTooLarge, real
 
 __all__ = ["DEVICE_CACHE_SUFFIX", "DEVICE_FAMILIES", "PolicyResult", "PolicyRules", "Violation",
            "check_submission", "device_family", "find_cuobjdump", "inspect_device_code",
@@ -109,14 +109,23 @@ def check_submission(objects: list, sources: list, interface_headers: list,
             preprocessed = preprocess_host(entry)
         found += check_source_text(source, preprocessed)
     for obj in objects:
-        elf = read_object(Path(obj))
-        found += check_imports(elf, rules)
-        found += check_definitions(elf, library_exports())
-        found += check_constructors(elf)
-        found += check_syscalls(elf)
-        found += check_device_sections(Path(obj))
-        device_found, device_kernels = inspect_device_code(Path(obj),
-                                                           rules.forbid_device_instructions)
+        try:
+            elf = read_object(Path(obj))
+            found += check_imports(elf, rules)
+            found += check_definitions(elf, library_exports())
+            found += check_constructors(elf)
+            found += check_syscalls(elf)
+            found += check_device_sections(Path(obj))
+            device_found, device_kernels = inspect_device_code(Path(obj),
+                                                               rules.forbid_device_instructions)
+        except ListingTooLarge as e:
+            # What is not read cannot be checked: a listing cut short is a refusal.
+            found.append(Violation("device", Path(obj).name,
+                                   f"{e.what} printed more than {TOOL_OUTPUT_CAP >> 20} MiB for "
+                                   f"your compiled file, more than the policy check reads, so "
+                                   f"not all of its code could be checked: make the file "
+                                   f"smaller (fewer or smaller kernels, fewer unrolled copies)"))
+            continue
         found += device_found
         if device_kernels is not None:
             kernels = (kernels or []) + device_kernels

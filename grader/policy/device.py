@@ -18,8 +18,8 @@ from grader import elf, runner
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.policy import demangle
 from grader.policy.rules import Violation
-from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOUT_S, real,
-                                 short)
+from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOUT_S,
+                                 ListingTooLarge, real, short)
 
 # ---------------------------------------------------------------------------------------------
 # Rule: device code (the kernels' SASS and resource usage, read with cuobjdump -sass -res-usage)
@@ -219,6 +219,8 @@ def _cuobjdump(path: Path, *flags: str) -> str:
                                      f"({short(proc.output.strip(), 200)})")
         raise GraderError(f"policy check: cuobjdump {' '.join(flags)} {path.name} failed: "
                           f"{short(proc.output.strip(), 500)}", EXIT_INTERNAL)
+    if proc.stdout_cut:
+        raise ListingTooLarge(f"cuobjdump {' '.join(flags)}")
     return proc.stdout
 
 
@@ -385,17 +387,44 @@ def _bank0_allowed(off: int, width: int, params: int) -> bool:
     return any(start <= off and off + width <= end for start, end in _BANK0_ALLOWED)
 
 
+# The architectures whose bank 0 layout the allow-list above was surveyed on (the course's
+# H100 and H200). Elsewhere the driver's slots and the parameters sit at other offsets (the
+# parameters from 0x160 on sm_75 to sm_89; the stack's top at 0x37c on sm_100 and sm_120), the
+# list would refuse every honest kernel (a red team's, round 13: the reference of lab 02 on
+# sm_75, 80, 89, 100 and 120), and only a read at an index held in a register is refused.
+_BANK0_SURVEYED = (90,)
+
+
+def _instructions_by_arch(sass: str):
+    """(sm, kernel, opcode, operands) of every instruction that can run, as _instructions, with
+    the architecture of the ELF it is in (None before any)."""
+    sm, kernel = None, "?"
+    for line in sass.splitlines():
+        m = _SASS_TARGET.match(line)
+        if m:
+            sm = int(m.group(1))
+            continue
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if m and m.group("pred") != "@!PT":
+            yield sm, kernel, m.group("op"), m.group("operands")
+
+
 def _launch_id_violations(sass: str, params: dict | None = None) -> list:
     hits = []
-    for kernel, op, operands in _instructions(sass):
+    for sm, kernel, op, operands in _instructions_by_arch(sass):
         width = _bank0_width(op)
         own = (params or {}).get(kernel, _PARAMS_MOST)
+        surveyed = sm is None or sm in _BANK0_SURVEYED
         for found in _BANK0.finditer(operands):
             reg = found.group("reg")
             off = int(found.group("off") or "0x0", 16) % 0x10000
             if reg is not None and reg not in ("RZ", "URZ"):
                 hits.append((kernel, "indexed", found.group(0)))
-            elif _bank0_allowed(off, width, own):
+            elif not surveyed or _bank0_allowed(off, width, own):
                 continue
             elif off in _LAUNCH_ID_SLOTS:
                 hits.append((kernel, "gridid", found.group(0)))
@@ -551,13 +580,15 @@ _LOCAL_OPS = {"LDL": "local_loads", "STL": "local_stores"}
 MAX_KERNELS = 64        # per object, in a report: a file of hundreds of kernels is cut short
 # Local memory reached without LDL/STL: the local window's base (c[0x0][0x20], c[0x0][0x24]),
 # which makes a generic pointer into a thread's local memory (a local array whose address is
-# taken, cvta.local, printf's argument buffer), and a write to the stack pointer R1 after the
-# entry's `LDC R1, c[0x0][0x28]` (a frame made at run time: alloca). Honest kernels without
+# taken, cvta.local, printf's argument buffer), and a write to the stack pointer R1 other than
+# the entry's load of the stack's top from bank 0 (`LDC R1, c[0x0][0x28]`; 0x37c on sm_100
+# and later): a frame made at run time (alloca). Both offsets are sm_90's: on sm_100 and later
+# the window's base sits elsewhere (0x2f8), which this does not see. Honest kernels without
 # local memory do neither; a red team's lab 02 kernels kept their tile in local memory through
 # an alloca'd generic pointer and through cvta.local with STACK:0 and no LDL/STL (round 12).
 _LOCAL_WINDOW = re.compile(r"\bc\[0x0\]\[0x2[04]\]")
 _WRITES_R1 = re.compile(r"^R1\b")
-_STACK_TOP = re.compile(r"^R1\s*,\s*c\[0x0\]\[0x28\]\s*$")
+_STACK_TOP = re.compile(r"^R1\s*,\s*c\[0x0\]\[0x[0-9a-f]+\]\s*$")   # 0x28; 0x37c on sm_100+
 
 
 def kernel_resources(sass: str) -> list:

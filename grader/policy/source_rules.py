@@ -28,6 +28,10 @@ def check_includes(source: Path, entry: dict, allowed_headers: set, rules: Polic
         return [Violation("include", source.name,
                           f"the compiler could not list the files your source includes "
                           f"({short(why, 300)}): fix that first")]
+    if proc.stdout_cut:   # a list cut short could hide the one include that matters
+        return [Violation("include", source.name,
+                          f"the list of files your source includes is longer than "
+                          f"{TOOL_OUTPUT_CAP >> 20} MiB, more than the policy check reads")]
     roots = compile_commands.system_roots(entry) + compile_commands.toolkit_roots(entry)
     own = real(os.path.join(entry["directory"], entry["file"]))
     patterns = DEFAULT_FORBID_INCLUDES + tuple(rules.forbid_includes)

@@ -23,6 +23,17 @@ def tool(name: str) -> str:
     return path
 
 
+class ListingTooLarge(Exception):
+    """A tool's listing of the student's object was longer than TOOL_OUTPUT_CAP: the rules
+    cannot read all of it, so the object is refused (check_submission makes it a violation).
+    A red team's lab 02 file (round 13) padded its machine code so that cuobjdump printed 318
+    MB, and the instructions in the cut middle escaped every device rule."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
 def run_tool(args: list, what: str) -> str:
     proc = runner.run(args, TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env={"LC_ALL": "C"})
     if proc.timed_out:
@@ -31,6 +42,8 @@ def run_tool(args: list, what: str) -> str:
     if proc.returncode != 0:
         raise GraderError(f"policy check: {what} failed: {proc.stderr.strip()[:500]}",
                           EXIT_INTERNAL)
+    if proc.stdout_cut:
+        raise ListingTooLarge(what)
     return proc.stdout
 
 

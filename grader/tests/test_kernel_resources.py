@@ -101,6 +101,11 @@ arch = sm_90
                           row["local_addressing"]), (0, 0, 0, 4))
         (plain,) = [r for r in device.kernel_resources(SASS) if r["kernel"].startswith("void")]
         self.assertEqual(plain["local_addressing"], 0)   # its entry LDC R1 is not counted
+        # sm_100 and later load the stack's top from another slot: still the entry.
+        blackwell = text.replace("code for sm_90", "code for sm_100").replace(
+            "arch = sm_90", "arch = sm_100").replace("c[0x0][0x28]", "c[0x0][0x37c]")
+        (row,) = device.kernel_resources(blackwell)
+        self.assertEqual(row["local_addressing"], 4)
 
     def test_nothing_read_is_no_rows(self):
         self.assertEqual(device.kernel_resources(""), [])

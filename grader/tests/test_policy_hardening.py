@@ -523,6 +523,58 @@ class FatbinSectionTest(unittest.TestCase):
         self.assertIn("could not be read", v.message)
 
 
+class Bank0ArchitectureTest(unittest.TestCase):
+    """The bank 0 allow-list is sm_90's layout; on other architectures only a read at an index
+    held in a register is refused (a red team's, round 13: every honest kernel compiled for
+    sm_75 to sm_89 or sm_100 and later read a slot the sm_90 list refuses)."""
+
+    @staticmethod
+    def listing(sm: int, operand: str) -> str:
+        return (f"\tcode for sm_{sm}\n\t\tFunction : _Z1kPf\n"
+                f"        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+                f"        /*0010*/                   LDC R2, {operand} ;\n")
+
+    def test_the_allow_list_holds_on_sm_90_only(self):
+        slot = "c[0x0][0x180]"   # sm_80: a parameter; sm_90: the driver's launch state
+        self.assertEqual(len(device._launch_id_violations(self.listing(90, slot))), 1)
+        for sm in (75, 80, 89, 100, 120):
+            self.assertEqual(device._launch_id_violations(self.listing(sm, slot)), [], sm)
+            (v,) = device._launch_id_violations(self.listing(sm, "c[0x0][R3+0x30]"))
+            self.assertIn("constant bank 0 by register", v.symbol)
+
+
+class ListingTooLargeTest(unittest.TestCase):
+    """A listing longer than the tools' cap is a refusal, never a partial read: a red team's
+    lab 02 file (round 13) padded its machine code so that cuobjdump printed 318 MB, and the
+    instructions in the cut middle escaped every device rule."""
+
+    def test_a_cut_cuobjdump_listing_refuses_the_object(self):
+        from grader import runner
+        cut = runner.ProcResult(returncode=0, timed_out=False, seconds=0.1, stdout="x",
+                                stderr="", stdout_cut=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = Path(tmp) / "k.o"
+            obj.write_bytes(b"not read")
+            with mock.patch.object(device, "find_cuobjdump", return_value="/bin/true"), \
+                    mock.patch.object(device.runner, "run", return_value=cut):
+                with self.assertRaises(device.ListingTooLarge):
+                    device._read_sass(obj)
+                with self.assertRaises(device.ListingTooLarge):
+                    device.inspect_device_code(obj, ())   # even for the report's table alone
+
+    def test_check_submission_makes_it_a_violation(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            obj = Path(tmp) / "k.o"
+            obj.write_bytes(b"")
+            with mock.patch.object(policy, "read_object",
+                                   side_effect=device.ListingTooLarge("objdump -dr k.o")):
+                result = policy.check_submission([obj], [], [], None, PolicyRules())
+        self.assertFalse(result.ok)
+        (v,) = result.violations
+        self.assertEqual((v.rule, v.symbol), ("device", "k.o"))
+        self.assertIn("objdump -dr k.o printed more than 256 MiB", v.message)
+
+
 class CuobjdumpLookupTest(unittest.TestCase):
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp())

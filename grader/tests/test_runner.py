@@ -176,6 +176,13 @@ class OutputCapTest(unittest.TestCase):
         r = runner.run(py("print('y' * 1000, end='')"), timeout_s=30, cap=1000)
         self.assertEqual(r.stdout, "y" * 1000)
         self.assertNotIn("cut", r.stdout)
+        self.assertFalse(r.stdout_cut)
+
+    def test_a_cut_stdout_says_so(self):
+        # The policy's tools refuse a listing they could not read whole (tools.ListingTooLarge).
+        r = runner.run(py("print('y' * 1001, end='')"), timeout_s=30, cap=1000)
+        self.assertTrue(r.stdout_cut)
+        self.assertFalse(runner.run(py("print('y' * 10, end='')"), timeout_s=30).stdout_cut)
 
     def test_over_the_cap_keeps_start_and_end(self):
         cap = 4096
