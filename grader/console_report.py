@@ -64,7 +64,11 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
             desc = f"{g.passed_count}/{len(g.tests)} tests passed"
         else:
             desc = g.note or "not run"
-        out.append(f"  {g.name:<14}{desc:<44}{_score(g.points, g.max_points)}")
+        name = g.name
+        if len(name) > 13:   # "lesson: registers": on a line of its own, as a long perf name
+            out.append(f"  {name}")
+            name = ""
+        out.append(f"  {name:<14}{desc:<44}{_score(g.points, g.max_points)}")
     for p in lab.performance:
         name = "performance" if len(lab.performance) == 1 else f"perf {p.name}"
         desc = perf_summary(p)

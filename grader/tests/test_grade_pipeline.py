@@ -347,6 +347,8 @@ class GradeLabTest(TempDirTest):
         self.assertEqual([(g.name, g.points, g.max_points) for g in lab.groups][-1],
                          ("lesson: registers", 5.0, 5.0))
         self.assertEqual((lab.points, lab.max_points), (100.0, 100.0))
+        text = console_report.render(GradeResult("s", None, "x", labs=[lab]))
+        self.assertIn("\n  lesson: registers\n" + " " * 16 + "1/1 tests passed", text)
         # Local memory: the lesson's points go, the benchmark still runs (it is not correctness).
         lab = graded(tests_all_pass(), 32)
         lesson = lab.groups[-1]
