@@ -77,15 +77,8 @@ def _instructions(sass: str):
     """(kernel, opcode, operands) of every instruction of a cuobjdump -sass listing that can run
     (a `@!PT` predicate never does), each with the name of the kernel it is in ('?' before
     any)."""
-    kernel = "?"
-    for line in sass.splitlines():
-        m = _SASS_FUNCTION.match(line)
-        if m:
-            kernel = m.group(1)
-            continue
-        m = _SASS_INSN.match(line)
-        if m and m.group("pred") != "@!PT":
-            yield kernel, m.group("op"), m.group("operands")
+    for _, kernel, op, operands in _instructions_by_arch(sass):
+        yield kernel, op, operands
 
 
 # cuobjdump -res-usage: the architecture of each ELF, then per kernel "Function NAME:" and a line
