@@ -30,8 +30,8 @@ class Group:
 
 # The counters a [[lesson]] entry may grade, read from the compiled kernels (the policy's
 # kernel table: grader/policy/device.py, kernel_resources), so the same on every machine.
-# local_memory: bytes of local memory per thread (spill area and stack) plus the local loads
-# and stores in the machine code.
+# local_memory: bytes of local memory per thread (spill area and stack), at least 1 where the
+# machine code loads, stores or addresses local memory (scoring.lesson_value).
 LESSON_COUNTERS = ("local_memory",)
 
 

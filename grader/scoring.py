@@ -38,8 +38,8 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
     fails if any of its rows does. Nothing is awarded unless `correct` (every correctness test
     passed: a starter's empty kernel has no local memory either), nor when the table was
     `cut_short` (a file of more kernels than the policy lists)."""
-    from grader import report_text  # report_text imports results, as this module does
-    group = GroupResult(f"lesson: {lesson.name}", lesson.counter, lesson.points)
+    from grader import config, report_text  # imported here: both import what this module does
+    group = GroupResult(config.lesson_group_name(lesson), lesson.counter, lesson.points)
     rows = {}
     for row in kernels:
         if isinstance(row, dict) and isinstance(row.get("kernel"), str):

@@ -70,6 +70,7 @@ CUOBJDUMP_INSTALL = "scripts/install-deps"       # puts NVIDIA's wheel into buil
 TOOLS_VENV = Path(__file__).resolve().parents[2] / "build" / "tools" / "venv"
 
 _SASS_FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
+_SASS_TARGET = re.compile(r"^\s*code for sm_(\d+)")
 _SASS_INSN = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(?:\{\s*)?(?:(?P<pred>@!?U?P[0-9T]+)\s+)?"
                         r"(?P<op>[A-Z][A-Z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*(?P<operands>[^;]*);?")
 
@@ -568,7 +569,6 @@ def _inspect(path: Path, families) -> tuple:
 # ---------------------------------------------------------------------------------------------
 
 _RES_FIELDS = re.compile(r"\b(REG|STACK|SHARED|LOCAL):(\d+)\b")
-_SASS_TARGET = re.compile(r"^\s*code for sm_(\d+)")
 _LOCAL_OPS = {"LDL": "local_loads", "STL": "local_stores"}
 MAX_KERNELS = 64        # per object, in a report: a file of hundreds of kernels is cut short
 # Local memory reached without LDL/STL: the local window's base (c[0x0][0x20], c[0x0][0x24]),
