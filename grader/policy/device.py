@@ -253,8 +253,22 @@ _STATIC_SHARED_MESSAGE = (
 # ---------------------------------------------------------------------------------------------
 DEVICE_CALLS_ALLOWED = ("vprintf", "__assertfail")
 _HEAP_CALLS = ("malloc", "free", "__cuda_syscall_aligned_malloc")
-# A row of cuobjdump -elf's .symtab: Num Value Size Type Bind Vis Other Ndx Name.
-_SYMTAB_FUNC = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+FUNC\s+\S+\s+\S+\s+\S+\s+(\S+)\s+(\S+)\s*$")
+# A row of cuobjdump -elf's .symtab, in the two layouts its versions print: named columns
+# (cuobjdump 13.5: Num Value Size Type Bind Vis Other Ndx Name, FUNC by name) and numeric ones
+# (13.0 to 13.2, the toolkit's own on the course's GPU machines: index value size info other shndx
+# name, where info = bind << 4 | type and FUNC is type 2). Both are read: a rule that reads one
+# layout finds nothing in the other (the GPU machines' cuobjdump let a kernel's malloc through).
+_SYMTAB_NAMED = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+(?P<type>[A-Z_]+)\s+\S+\s+\S+\s+\S+\s+"
+                           r"(?P<ndx>\S+)\s+(?P<name>\S+)\s*$")
+_HEX_OR_INT = r"(?:0x[0-9a-f]+|\d+)"
+_SYMTAB_NUMERIC = re.compile(rf"^\s*{_HEX_OR_INT}\s+{_HEX_OR_INT}\s+{_HEX_OR_INT}\s+"
+                             rf"(?P<info>{_HEX_OR_INT})\s+{_HEX_OR_INT}\s+(?P<ndx>{_HEX_OR_INT})\s+"
+                             r"(?P<name>\S+)\s*$")
+_STT_FUNC = 2
+# The kernel's EIATTR_EXTERNS attribute (.nv.info.<kernel>), the same in every version:
+# "Value:	externs:	malloc(0x29)	free(0x2a)". Read too: a second source for the same names.
+_EXTERNS = re.compile(r"\bexterns:(.*)$")
+_EXTERN_NAME = re.compile(r"(\S+?)\(0x[0-9a-f]+\)")
 _DEVICE_CALL_MESSAGE = "calls {name} in device code: {why}"
 _HEAP_WHY = ("malloc, free, new and delete in a kernel allocate from the device heap, which "
              "outlives a call, so no lab allows them: use the buffers your launcher is given "
@@ -262,17 +276,51 @@ _HEAP_WHY = ("malloc, free, new and delete in a kernel allocate from the device 
 _OTHER_WHY = ("device code in these labs may call only printf and assert outside itself")
 
 
-def device_calls(elf_listing: str) -> list:
-    """The functions the device code calls outside itself (undefined FUNC symbols of each ELF in
-    cuobjdump -elf's listing), each once, in the order found."""
-    names = []
+def _int(text: str) -> int:
+    return int(text, 16) if text.startswith("0x") else int(text)
+
+
+def _symtab_rows(elf_listing: str):
+    """(type, ndx, name) of every row of each .symtab section of cuobjdump -elf's listing, in
+    either layout (type 'FUNC', 'OBJECT', ... or the numeric info's low four bits)."""
+    in_symtab = False
     for line in elf_listing.splitlines():
-        if " FUNC " not in line:        # most of a listing: sections, relocations, attributes
+        if line.startswith(".section"):
+            in_symtab = line.split()[1:2] == [".symtab"]
             continue
-        m = _SYMTAB_FUNC.match(line)
-        if m and m.group(1) in ("0", "0x0") and m.group(2) not in names:
-            names.append(m.group(2))
+        if not in_symtab:
+            continue
+        m = _SYMTAB_NUMERIC.match(line)
+        if m:
+            yield ("FUNC" if _int(m["info"]) & 0xf == _STT_FUNC else "other",
+                   _int(m["ndx"]), m["name"])
+            continue
+        m = _SYMTAB_NAMED.match(line)
+        if m and re.fullmatch(_HEX_OR_INT, m["ndx"]):
+            yield m["type"], _int(m["ndx"]), m["name"]
+
+
+def device_calls(elf_listing: str) -> list:
+    """The functions the device code calls outside itself, each once, in the order found: the
+    undefined FUNC symbols of each ELF's symbol table (either layout cuobjdump prints), and the
+    names of each kernel's externs attribute."""
+    names = []
+    for kind, ndx, name in _symtab_rows(elf_listing):
+        if kind == "FUNC" and ndx == 0 and name not in names:
+            names.append(name)
+    for line in elf_listing.splitlines():
+        m = _EXTERNS.search(line)
+        if m:
+            names += [n for n in _EXTERN_NAME.findall(m.group(1)) if n not in names]
     return names
+
+
+def symbol_table_unread(elf_listing: str) -> bool:
+    """True where the listing has a symbol table of which no row could be read: a layout of a
+    cuobjdump this code does not know, where every rule on the symbols would find nothing."""
+    return (any(line.split()[1:2] == [".symtab"] for line in elf_listing.splitlines()
+                if line.startswith(".section"))
+            and next(_symtab_rows(elf_listing), None) is None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -448,7 +496,14 @@ def _launch_id_violations(sass: str, params: dict | None = None) -> list:
     return out
 
 
+_SYMTAB_UNREAD_MESSAGE = ("the symbol table that cuobjdump -elf printed for the device code is "
+                          "in a layout the grader does not know, so what the kernels call could "
+                          "not be checked: grade with the CUDA toolkit the course names")
+
+
 def _device_call_violations(elf_listing: str) -> list:
+    if symbol_table_unread(elf_listing):
+        return [Violation("device", "symbol table (device code)", _SYMTAB_UNREAD_MESSAGE)]
     out = []
     for name in device_calls(elf_listing):
         if name in DEVICE_CALLS_ALLOWED:

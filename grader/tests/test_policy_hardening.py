@@ -224,7 +224,8 @@ class DeviceFamilyTest(unittest.TestCase):
                 self.assertEqual(read.call_count, 5)
 
     # cuobjdump -elf's symbol table of a kernel that calls malloc, free, printf and assert
-    # (nvcc 13.0, sm_90): undefined functions have Ndx 0; a kernel is an ENTRY with its section.
+    # (nvcc 13.0, sm_90; cuobjdump 13.5's named columns): undefined functions have Ndx 0; a kernel
+    # is an ENTRY with its section.
     ELF = """
 .section .symtab
    Num            Value             Size  Type          Bind    Vis        Other                                Ndx  Name
@@ -238,9 +239,41 @@ class DeviceFamilyTest(unittest.TestCase):
 	Value:	externs:	malloc(0xd)	free(0xe)	vprintf(0x10)
 """
 
+    # The same symbol table as the toolkit's cuobjdump 13.0 to 13.2 prints it (the GPU machines'):
+    # numeric columns, info = bind << 4 | type (FUNC = 2, SECTION = 3, OBJECT = 1); no externs.
+    ELF_NUMERIC = """
+.section .symtab
+ index           value           size      info    other  shndx    name
+   0               0               0        0        0      0     (null)
+ 0x3               0               0      0x3        0    0xf     .text._Z1kPf
+ 0x4               0               0     0x11        0      0     _ZN1g5tableE
+ 0xc               0           0x200     0x12     0x10    0xf     _Z1kPf
+ 0xd               0               0     0x12        0      0     malloc
+ 0xe               0               0     0x12        0      0     free
+0x10               0               0     0x12        0      0     vprintf
+
+.section .rela.nv.constant4	RELA
+0x8    free    R_CUDA_64    0x0
+"""
+
     def test_device_calls_from_the_symbol_table(self):
         self.assertEqual(device.device_calls(self.ELF),
                          ["malloc", "free", "vprintf", "__assertfail"])
+        # either layout: a rule that read one found nothing in the other (the GPU machines' let
+        # corpus 05/seed_from_workspace's malloc through)
+        self.assertEqual(device.device_calls(self.ELF_NUMERIC), ["malloc", "free", "vprintf"])
+        self.assertFalse(device.symbol_table_unread(self.ELF_NUMERIC))
+        # the externs attribute alone names them too
+        self.assertEqual(device.device_calls("\tValue:\texterns:\tmalloc(0x29)\tfree(0x2a)\t\n"),
+                         ["malloc", "free"])
+        # a symbol table in a layout not known: refused, not read as "calls nothing"
+        unknown = ".section .symtab\n  sym#0 name=(null) kind=none\n  sym#1 name=malloc kind=func\n"
+        self.assertTrue(device.symbol_table_unread(unknown))
+        with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(device, "_read_elf", return_value=unknown), \
+                mock.patch.object(demangle, "names", return_value={}):
+            found = device.check_device_code(Path("x.o"), ("tensor_cores",))
+        self.assertIn("symbol table (device code)", [v.symbol for v in found])
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
                 mock.patch.object(device, "_read_elf", return_value=self.ELF), \
                 mock.patch.object(demangle, "names", return_value={}):
