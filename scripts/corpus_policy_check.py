@@ -8,10 +8,10 @@ check the lab's status against the case's `build`:
             string in what the student reads (the lab message, the policy's violations);
   fail      status 'build_failed', and every `feedback` string in the build log or message;
   ok        it built and was not refused: status 'no_gpu' (or 'graded' where a GPU shows).
-The labs are shared out among --jobs graders running side by side (default: 2, at most one
-per CPU), a lab's cases all to one of them; each grader grades its cases one after another in a
-build directory of its own (DIR, DIR-2, ...), so only the student's file is recompiled between
-them. Prints a table; the last line is "N passed, N failed".
+--jobs graders run side by side (default: 2, at most one per CPU), each taking the next lab
+(the labs with the most cases first) when it is done with one, a lab's cases all to one of them;
+each grader grades its cases one after another in a build directory of its own (DIR, DIR-2,
+...), so only the student's file is recompiled between them. Prints a table; the last line is "N passed, N failed".
 
   python3 scripts/corpus_policy_check.py [--labs LAB ...] [--cases NAME ...] [--build-dir DIR]
                                          [--jobs N]
@@ -100,18 +100,16 @@ def _why(lab: dict) -> str:
     return f": {text[:300]}" if text else ""
 
 
-def share_labs(cases: list, jobs: int) -> list:
-    """The cases in at most `jobs` shares, a lab's cases all in one share (its judges are built
-    once), the largest labs first to the share with the fewest cases; each share in corpus
-    order. No empty share."""
+def lab_queue(cases: list) -> list:
+    """The cases as one list per lab, each in corpus order, the labs with the most cases first:
+    the order in which the graders side by side take labs. A grader takes the next lab when it
+    is done with one (a lab's cases all to one grader: its judges are built once), so a lab
+    that is slow per case does not leave the other graders idle, as fixed shares by count did
+    (CI: 1056 s against 856 s for the cases' time over two)."""
     by_lab = {}
     for case in cases:
         by_lab.setdefault(case.lab, []).append(case)
-    shares = [[] for _ in range(max(1, min(jobs, len(by_lab))))]
-    for lab in sorted(by_lab, key=lambda lab: -len(by_lab[lab])):
-        min(shares, key=len).extend(by_lab[lab])
-    order = {case.id: i for i, case in enumerate(cases)}
-    return [sorted(share, key=lambda case: order[case.id]) for share in shares]
+    return [by_lab[lab] for lab in sorted(by_lab, key=lambda lab: -len(by_lab[lab]))]
 
 
 def main(argv=None) -> int:
@@ -139,33 +137,42 @@ def main(argv=None) -> int:
     args.build_dir.mkdir(parents=True, exist_ok=True)
     hide_gpu = {"CUDA_VISIBLE_DEVICES": ""}
     t0 = time.monotonic()
-    shares = share_labs(cases, args.jobs)
+    queue = lab_queue(cases)
+    graders = min(args.jobs, len(queue))
     rows = {}
     done = []
     printing = threading.Lock()
 
-    def grade_share(k: int, share: list) -> None:
+    def next_lab() -> list:
+        with printing:
+            return queue.pop(0) if queue else []
+
+    def grade_labs(k: int) -> None:
         build_dir = args.build_dir if k == 0 else args.build_dir.with_name(
             f"{args.build_dir.name}-{k + 1}")
         build_dir.mkdir(parents=True, exist_ok=True)
         warm = False  # until one case has built, the next grading may build the whole harness
-        for case in share:
-            root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
-            graded = gc.run_grader(gc.GradeArgs(labs=(case.lab,), submission=root,
-                                                output=args.out / f"{case.lab}-{case.name}.json",
-                                                build_dir=build_dir, performance=False),
-                                   limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S, env=hide_gpu)
-            row = check(case, graded)
-            warm |= row["got"] in ("no_gpu", "graded")
-            with printing:
-                rows[case.id] = row
-                done.append(case.id)
-                print(f"[{time.monotonic() - t0:5.0f} s] "
-                      f"{'ok ' if not row['problems'] else 'BAD'} {len(done):3d}/{len(cases)} "
-                      f"{case.id} -> {row['got']} ({row['seconds']:.0f} s)", flush=True)
+        while lab := next_lab():
+            for case in lab:
+                grade_case(case, build_dir, warm)
+                warm |= rows[case.id]["got"] in ("no_gpu", "graded")
 
-    with concurrent.futures.ThreadPoolExecutor(len(shares)) as pool:
-        for f in [pool.submit(grade_share, k, share) for k, share in enumerate(shares)]:
+    def grade_case(case, build_dir: Path, warm: bool) -> None:
+        root = gc.stage_case(case, args.out / "submissions" / f"{case.lab}-{case.name}")
+        graded = gc.run_grader(gc.GradeArgs(labs=(case.lab,), submission=root,
+                                            output=args.out / f"{case.lab}-{case.name}.json",
+                                            build_dir=build_dir, performance=False),
+                               limit_s=CASE_LIMIT_S if warm else FIRST_LIMIT_S, env=hide_gpu)
+        row = check(case, graded)
+        with printing:
+            rows[case.id] = row
+            done.append(case.id)
+            print(f"[{time.monotonic() - t0:5.0f} s] "
+                  f"{'ok ' if not row['problems'] else 'BAD'} {len(done):3d}/{len(cases)} "
+                  f"{case.id} -> {row['got']} ({row['seconds']:.0f} s)", flush=True)
+
+    with concurrent.futures.ThreadPoolExecutor(graders) as pool:
+        for f in [pool.submit(grade_labs, k) for k in range(graders)]:
             f.result()
     rows = [rows[case.id] for case in cases]
 

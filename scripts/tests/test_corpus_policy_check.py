@@ -17,27 +17,21 @@ def corpus(sizes: dict) -> list:
     return [Case(lab, f"c{i}", f"{lab}/c{i}") for lab in sorted(sizes) for i in range(sizes[lab])]
 
 
-class ShareLabsTest(unittest.TestCase):
-    def test_every_case_once_a_lab_in_one_share_in_corpus_order(self):
+class LabQueueTest(unittest.TestCase):
+    def test_every_case_once_a_lab_whole_in_corpus_order_the_largest_first(self):
         cases = corpus({"01": 107, "02": 21, "03": 24, "04": 26, "05": 37, "06": 27, "07": 21,
                         "08": 10})
-        shares = cpc.share_labs(cases, 2)
-        self.assertEqual(len(shares), 2)
-        self.assertEqual(sorted(c.id for s in shares for c in s), sorted(c.id for c in cases))
-        for share in shares:
-            labs = {c.lab for c in share}
-            for other in shares:
-                if other is not share:
-                    self.assertFalse(labs & {c.lab for c in other}, "a lab split across shares")
-            order = [cases.index(c) for c in share]
+        queue = cpc.lab_queue(cases)
+        self.assertEqual(sorted(c.id for lab in queue for c in lab), sorted(c.id for c in cases))
+        for lab in queue:
+            self.assertEqual(len({c.lab for c in lab}), 1, "a lab split")
+            order = [cases.index(c) for c in lab]
             self.assertEqual(order, sorted(order))
-        # Balanced by cases: the largest lab alone against the rest, within one lab's size.
-        self.assertLessEqual(abs(len(shares[0]) - len(shares[1])), 10)
+        self.assertEqual([lab[0].lab for lab in queue],
+                         ["01", "05", "06", "04", "03", "02", "07", "08"])
 
-    def test_never_more_shares_than_labs_nor_an_empty_one(self):
-        cases = corpus({"01": 3, "02": 1})
-        self.assertEqual([len(s) for s in cpc.share_labs(cases, 8)], [3, 1])
-        self.assertEqual([len(s) for s in cpc.share_labs(cases, 1)], [4])
+    def test_one_lab_one_entry(self):
+        self.assertEqual([len(lab) for lab in cpc.lab_queue(corpus({"02": 1, "01": 3}))], [3, 1])
 
 
 if __name__ == "__main__":
