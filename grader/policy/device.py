@@ -280,24 +280,43 @@ def _int(text: str) -> int:
     return int(text, 16) if text.startswith("0x") else int(text)
 
 
-def _symtab_rows(elf_listing: str):
-    """(type, ndx, name) of every row of each .symtab section of cuobjdump -elf's listing, in
-    either layout (type 'FUNC', 'OBJECT', ... or the numeric info's low four bits)."""
-    in_symtab = False
+_SYMTAB_HEADER = re.compile(r"^\s*(?:Num\s+Value|index\s+value)\b", re.IGNORECASE)
+
+
+def _symtab_lines(elf_listing: str):
+    """(line, row) for every line of each .symtab section of cuobjdump -elf's listing (from its
+    .section line to the first blank line after its rows) but the column header; row = (type, ndx, name) in either layout (type 'FUNC',
+    'OBJECT', ... or the numeric info's low four bits), or None for a line neither layout
+    reads."""
+    in_symtab = started = False
     for line in elf_listing.splitlines():
         if line.startswith(".section"):
-            in_symtab = line.split()[1:2] == [".symtab"]
+            in_symtab, started = line.split()[1:2] == [".symtab"], False
             continue
         if not in_symtab:
             continue
+        if not line.strip():
+            # the table ends at the first blank line after it (the next section's dump may
+            # follow without a .section line: ".nv.constant4" and its words)
+            in_symtab = not started
+            continue
+        started = True
+        if _SYMTAB_HEADER.match(line):
+            continue
         m = _SYMTAB_NUMERIC.match(line)
         if m:
-            yield ("FUNC" if _int(m["info"]) & 0xf == _STT_FUNC else "other",
-                   _int(m["ndx"]), m["name"])
+            yield line, ("FUNC" if _int(m["info"]) & 0xf == _STT_FUNC else "other",
+                         _int(m["ndx"]), m["name"])
             continue
         m = _SYMTAB_NAMED.match(line)
         if m and re.fullmatch(_HEX_OR_INT, m["ndx"]):
-            yield m["type"], _int(m["ndx"]), m["name"]
+            yield line, (m["type"], _int(m["ndx"]), m["name"])
+        else:
+            yield line, None
+
+
+def _symtab_rows(elf_listing: str):
+    return (row for _, row in _symtab_lines(elf_listing) if row is not None)
 
 
 def device_calls(elf_listing: str) -> list:
@@ -316,11 +335,13 @@ def device_calls(elf_listing: str) -> list:
 
 
 def symbol_table_unread(elf_listing: str) -> bool:
-    """True where the listing has a symbol table of which no row could be read: a layout of a
-    cuobjdump this code does not know, where every rule on the symbols would find nothing."""
-    return (any(line.split()[1:2] == [".symtab"] for line in elf_listing.splitlines()
-                if line.startswith(".section"))
-            and next(_symtab_rows(elf_listing), None) is None)
+    """True where a line of a symbol table could not be read as a row, or a symbol table has no
+    rows: a layout of a cuobjdump this code does not know, where a rule on the symbols would
+    miss what it cannot read."""
+    has_table = any(line.split()[1:2] == [".symtab"] for line in elf_listing.splitlines()
+                    if line.startswith(".section"))
+    rows = list(_symtab_lines(elf_listing))
+    return has_table and (not rows or any(row is None for _, row in rows))
 
 
 # ---------------------------------------------------------------------------------------------

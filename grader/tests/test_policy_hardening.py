@@ -236,6 +236,9 @@ class DeviceFamilyTest(unittest.TestCase):
    0xe                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  free
   0x10                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  vprintf
   0x14                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  __assertfail
+
+
+.nv.info._Z1kPf
 	Value:	externs:	malloc(0xd)	free(0xe)	vprintf(0x10)
 """
 
@@ -269,6 +272,15 @@ class DeviceFamilyTest(unittest.TestCase):
         # a symbol table in a layout not known: refused, not read as "calls nothing"
         unknown = ".section .symtab\n  sym#0 name=(null) kind=none\n  sym#1 name=malloc kind=func\n"
         self.assertTrue(device.symbol_table_unread(unknown))
+        # one row neither layout reads among rows that are read: refused too
+        partial = self.ELF_NUMERIC.replace(" 0xe               0               0     0x12        0      0     free",
+                                           " 0xe  free  FUNC")
+        self.assertNotEqual(partial, self.ELF_NUMERIC)
+        self.assertTrue(device.symbol_table_unread(partial))
+        # the table ends at the blank line after it: a following dump without a .section line
+        # (".nv.constant4" and its words) is not a row
+        self.assertFalse(device.symbol_table_unread(
+            self.ELF_NUMERIC + "\n.nv.constant4\n0x00000000 0x00000000\n"))
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
                 mock.patch.object(device, "_read_elf", return_value=unknown), \
                 mock.patch.object(demangle, "names", return_value={}):

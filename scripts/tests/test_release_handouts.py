@@ -129,7 +129,7 @@ def make_release():
     given = os.environ.get("LABS_RELEASE_DIR")
     if given:
         # scripts/release-check's own release of every lab, already exported and built by
-        # scripts/export-release (the student workflow below is then an incremental one)
+        # scripts/export-release, which ran its student workflow too (LABS_RELEASE_LOGS)
         DEST = Path(given)
         if not (DEST / "CMakePresets.json").is_file():
             raise RuntimeError(f"LABS_RELEASE_DIR={given} is not a release (no CMakePresets.json)")
@@ -141,6 +141,14 @@ def make_release():
         TIMINGS.append(("export", time.monotonic() - start))
     NAMES.update(p.name for p in DEST.rglob("*")
                  if p.relative_to(DEST).parts[0] not in ("build", ".git"))
+    logs = os.environ.get("LABS_RELEASE_LOGS")
+    if given and logs and (Path(logs) / "student.rc").is_file():
+        # export-release ran the student workflow in that release: its log and exit status
+        out = (Path(logs) / "student.log").read_text(encoding="utf-8", errors="replace")
+        rc = int((Path(logs) / "student.rc").read_text().strip())
+        STUDENT.update(rc=rc, output=out, seconds=0.0)
+        TIMINGS.append(("cmake --workflow --preset student (export-release's)", 0.0))
+        return
     rc, out, secs = run(["cmake", "--workflow", "--preset", "student"], timeout=1800)
     STUDENT.update(rc=rc, output=out, seconds=secs)
     TIMINGS.append(("cmake --workflow --preset student", secs))
