@@ -15,6 +15,7 @@ from pathlib import Path
 
 from grader import runner
 from grader.errors import EXIT_INTERNAL, GraderError
+from grader.policy import tools
 from grader.policy.tools import (COMPILER_TIMEOUT_S, DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP,
                                  real)
 
@@ -105,7 +106,7 @@ def parse_deps(text: str) -> list:
     """The prerequisites of a make rule as the compiler writes it (-M)."""
     text = text.replace("\\\r\n", " ").replace("\\\n", " ")
     deps = []
-    for line in text.splitlines():
+    for line in tools.lines(text):
         _, sep, rest = line.partition(": ")
         if not sep:
             _, sep, rest = line.partition(":")
@@ -162,7 +163,7 @@ def compiler_include_dirs(compiler: str) -> list:
     try:
         proc = runner.run([compiler, "-E", "-x", "c++", "-v", "/dev/null"], COMPILER_TIMEOUT_S,
                           cap=TOOL_OUTPUT_CAP)
-        listing, inside = proc.output.splitlines(), False
+        listing, inside = tools.lines(proc.output), False
         for line in listing:
             if line.startswith("#include <...> search starts here"):
                 inside = True
@@ -232,7 +233,7 @@ def nvcc_host_preprocess(entry: dict, out_file: str) -> list | None:
     if proc.timed_out or proc.returncode != 0:
         return None
     found = []
-    for line in (proc.stdout + proc.stderr).splitlines():
+    for line in tools.lines(proc.stdout + proc.stderr):
         if not line.startswith("#$ ") or "$" in line[3:] or "`" in line:
             continue
         try:

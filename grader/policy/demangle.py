@@ -22,7 +22,7 @@ def names(symbols: list) -> dict:
             batch.append(mangled[i])
             size += len(mangled[i]) + 1
             i += 1
-        lines = tools.run_tool([tools.tool("c++filt"), "--", *batch], "c++filt").splitlines()
+        lines = tools.lines(tools.run_tool([tools.tool("c++filt"), "--", *batch], "c++filt"))
         if len(lines) == len(batch):
             out.update(zip(batch, lines))
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader import elf, runner
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
-from grader.policy import demangle
+from grader.policy import demangle, tools
 from grader.policy.rules import Violation
 from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOUT_S,
                                  ListingTooLarge, real, short)
@@ -92,7 +92,10 @@ _RES_SHARED = re.compile(r"\bSHARED:(\d+)\b")
 # one that has some, shows SHARED:1024; __shared__ float s[64] shows 1280). Earlier GPUs do not.
 _RESERVED_SMEM = 1024
 _RESERVED_SMEM_FROM_SM = 90
-_LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2)?|TF32|U?E\d+M\d+)$")
+# 16-bit and smaller types as SASS modifiers: F16, BF16, F16_V2, the packed vectors of the global
+# atomics (REDG.E.ADD.F16x2.RN, ATOMG...BF16x4, REDG...F16x8: a red team's round 14), TF32, FP8
+# (E4M3, UE8M0).
+_LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2|[xX]\d+)?|TF32|U?E\d+M\d+)$")
 _HALF_OP = re.compile(r"^H[A-Z]+2$")                # HADD2 HMUL2 HFMA2 HMNMX2 HSETP2 HSET2
 _NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan|"
                      r"\+INF|-INF|\+QNAN|-QNAN|0x[0-9a-f]+)$", re.I)
@@ -114,27 +117,34 @@ _SPECIAL_READS = ("S2R", "S2UR", "CS2R")
 _SPACE_QUERY = "QSPC"
 
 
-def device_family(opcode: str, operands: str = "") -> str | None:
-    """The family of DEVICE_FAMILIES a SASS instruction belongs to, or None.
+def device_families(opcode: str, operands: str = "") -> tuple:
+    """Every family of DEVICE_FAMILIES a SASS instruction belongs to, in that order (an empty
+    tuple for none): a bulk copy-reduce of halves (UBLKRED.G.S.ADD.F16.RN) addresses shared
+    memory AND computes in 16 bits, and a lab that allows the one must still refuse the other
+    (a red team's lab 05 file, round 14, added halves through it where shared memory is allowed).
     `opcode` with its modifiers (HFMA2.MMA.BF16_V2), `operands` as cuobjdump prints them."""
     parts = opcode.split(".")
     base, mods = parts[0], parts[1:]
+    found = []
     if base.endswith("MMA"):
-        return "tensor_cores"
-    if base in _SHARED_OPS:
-        return "shared_memory"
-    if base in _SPECIAL_READS and _SHARED_WINDOW.search(operands):
-        return "shared_memory"
-    if base == _SPACE_QUERY:
-        return "shared_memory"
+        found.append("tensor_cores")
+    if (base in _SHARED_OPS or base == _SPACE_QUERY
+            or (base in _SPECIAL_READS and _SHARED_WINDOW.search(operands))):
+        found.append("shared_memory")
     if base == "HFMA2":
         ops = [o.strip() for o in operands.split(",")]
         if (len(ops) >= 4 and ops[1] in ("-RZ", "RZ") and ops[2] in ("-RZ", "RZ")
                 and all(_NUMBER.match(o) for o in ops[3:])):
-            return None                              # a constant moved into a register
+            return tuple(found)                      # a constant moved into a register
     if _HALF_OP.match(base) or base == "F2FP" or any(_LOW_TYPES.match(m) for m in mods):
-        return "low_precision"
-    return None
+        found.append("low_precision")
+    return tuple(found)
+
+
+def device_family(opcode: str, operands: str = "") -> str | None:
+    """The first of device_families, or None."""
+    found = device_families(opcode, operands)
+    return found[0] if found else None
 
 
 def static_shared_bytes(shared: int, sm: int | None) -> int:
@@ -289,7 +299,7 @@ def _symtab_lines(elf_listing: str):
     'OBJECT', ... or the numeric info's low four bits), or None for a line neither layout
     reads."""
     in_symtab = started = False
-    for line in elf_listing.splitlines():
+    for line in tools.lines(elf_listing):
         if line.startswith(".section"):
             in_symtab, started = line.split()[1:2] == [".symtab"], False
             continue
@@ -327,7 +337,7 @@ def device_calls(elf_listing: str) -> list:
     for kind, ndx, name in _symtab_rows(elf_listing):
         if kind == "FUNC" and ndx == 0 and name not in names:
             names.append(name)
-    for line in elf_listing.splitlines():
+    for line in tools.lines(elf_listing):
         m = _EXTERNS.search(line)
         if m:
             names += [n for n in _EXTERN_NAME.findall(m.group(1)) if n not in names]
@@ -338,7 +348,7 @@ def symbol_table_unread(elf_listing: str) -> bool:
     """True where a line of a symbol table could not be read as a row, or a symbol table has no
     rows: a layout of a cuobjdump this code does not know, where a rule on the symbols would
     miss what it cannot read."""
-    has_table = any(line.split()[1:2] == [".symtab"] for line in elf_listing.splitlines()
+    has_table = any(line.split()[1:2] == [".symtab"] for line in tools.lines(elf_listing)
                     if line.startswith(".section"))
     rows = list(_symtab_lines(elf_listing))
     return has_table and (not rows or any(row is None for _, row in rows))
@@ -417,7 +427,7 @@ def param_sizes(elf_listing: str) -> dict:
     size) or EIATTR_CBANK_PARAM_SIZE, whichever is larger (ptxas leaves the latter out of some
     kernels); a kernel described with neither has none (0). Several ELFs: the largest."""
     sizes, kernel, want = {}, None, False
-    for line in elf_listing.splitlines():
+    for line in tools.lines(elf_listing):
         m = _NV_INFO.match(line)
         if m:
             kernel, want = m.group(1), False
@@ -462,7 +472,7 @@ def _instructions_by_arch(sass: str):
     """(sm, kernel, opcode, operands) of every instruction that can run, as _instructions, with
     the architecture of the ELF it is in (None before any)."""
     sm, kernel = None, "?"
-    for line in sass.splitlines():
+    for line in tools.lines(sass):
         m = _SASS_TARGET.match(line)
         if m:
             sm = int(m.group(1))
@@ -668,7 +678,7 @@ def kernel_resources(sass: str) -> list:
     than by LDL/STL (_LOCAL_WINDOW, a write to R1 after the entry). At most MAX_KERNELS + 1
     rows: a row past MAX_KERNELS says the file has more kernels than a report lists."""
     rows, sm, res_kernel, sass_sm, sass_kernel = {}, None, None, None, None
-    for line in sass.splitlines():
+    for line in tools.lines(sass):
         m = _RES_ARCH.match(line)
         if m:
             sm = int(m.group(1))
@@ -725,7 +735,7 @@ def _read_device_code(path: Path, families) -> list:
 
 def _device_violations(sass: str, families) -> list:
     hits, static, sm, res_kernel = [], [], None, None
-    for line in sass.splitlines():      # the resources' lines (cuobjdump -res-usage)
+    for line in tools.lines(sass):      # the resources' lines (cuobjdump -res-usage)
         m = _RES_ARCH.match(line)
         if m:
             sm = int(m.group(1))
@@ -742,15 +752,16 @@ def _device_violations(sass: str, families) -> list:
                                static_shared_bytes(total, sm)))
             res_kernel = None
     for kernel, op, operands in _instructions(sass):
-        family = device_family(op, operands)
-        if family not in families:
-            continue
-        if family == "shared_memory":
-            window = _SHARED_WINDOW.search(operands)
-            if window:
-                hits.append((kernel, f"{op.split('.')[0]} {window.group(0)}", "shared_window", 0))
+        for family in device_families(op, operands):
+            if family not in families:
                 continue
-        hits.append((kernel, op, family, 0))
+            if family == "shared_memory":
+                window = _SHARED_WINDOW.search(operands)
+                if window:
+                    hits.append((kernel, f"{op.split('.')[0]} {window.group(0)}",
+                                 "shared_window", 0))
+                    continue
+            hits.append((kernel, op, family, 0))
     hits += static                      # after the instructions, which say more
     names = demangle.names([k for k, _, _, _ in hits])
     out, seen = [], set()

@@ -178,7 +178,7 @@ def read_object(path: Path) -> ElfObject:
 
     # nm: what the object defines and uses, with the letters the rules speak in.
     symbols = []
-    for line in tools.run_tool([nm, "--no-sort", str(path)], f"nm {path.name}").splitlines():
+    for line in tools.lines(tools.run_tool([nm, "--no-sort", str(path)], f"nm {path.name}")):
         m = _NM_LINE.match(line)
         if m:
             symbols.append(Sym(name=m.group(3), kind=m.group(2), demangled=m.group(3)))
@@ -189,7 +189,7 @@ def read_object(path: Path) -> ElfObject:
     # readelf: sections, the full symbol table (sections, sizes, types) and relocations.
     sections, elf_symbols, relocs, current = [], [], {}, None
     text = tools.run_tool([readelf, "-W", "-S", "-s", "-r", str(path)], f"readelf {path.name}")
-    for line in text.splitlines():
+    for line in tools.lines(text):
         m = _SECTION_LINE.match(line)
         if m:
             index, name, stype, size, flags = m.groups()
@@ -247,7 +247,7 @@ def _elf_headers(path: Path):
 def _parse_objdump(out: str, insns: dict) -> None:
     """objdump -d/-D output into insns (section -> [Insn])."""
     section, last = None, None
-    for line in out.splitlines():
+    for line in tools.lines(out):
         m = _OBJDUMP_SECTION.match(line)
         if m:
             section, last = m.group(1), None

@@ -132,7 +132,7 @@ def library_exports() -> dict:
                                   f"({path or proc.output.strip()[:200]})", EXIT_INTERNAL)
             continue
         listing = tools.run_tool([nm, "-D", "--defined-only", path], f"nm -D {lib}")
-        for line in listing.splitlines():
+        for line in tools.lines(listing):
             parts = line.split()
             if len(parts) >= 3:
                 found.setdefault(parts[-1].split("@", 1)[0], lib)

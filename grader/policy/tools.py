@@ -47,6 +47,16 @@ def run_tool(args: list, what: str) -> str:
     return proc.stdout
 
 
+def lines(text: str) -> list:
+    """A tool's listing as lines, split at newlines only. str.splitlines also splits at \\v,
+    \\f, \\x1c-\\x1e, \\x85 and \\u2028/9, which a student's text (a PTX comment that
+    cuobjdump -elf prints with the object's PTX, a symbol's name) can carry into a listing: a red
+    team's vertical tabs forged a kernel's parameter size that way (round 14). A parser that
+    reads a listing line by line reads it through this."""
+    out = text.split("\n")
+    return out[:-1] if out and out[-1] == "" else out
+
+
 def real(path) -> str:
     return os.path.realpath(os.fspath(path))
 

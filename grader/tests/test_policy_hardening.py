@@ -15,7 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from grader import policy
-from grader.policy import demangle, device, elf_object, object_rules
+from grader.policy import demangle, device, elf_object, object_rules, tools
 from grader.errors import GraderError
 from grader.policy import PolicyRules
 
@@ -142,9 +142,32 @@ class DeviceFamilyTest(unittest.TestCase):
                              ("F2FP.BF16.F32.PACK_AB", "R8, RZ, R8"),
                              ("F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C", "R15, RZ, R8, RZ"),
                              ("F2F.F16.F64", "R7, R2"), ("F2F.BF16.F32", "R7, R2"),
-                             ("I2F.F16", "R11, R0"), ("F2I.F16.NTZ", "R13, R10")]:
+                             ("I2F.F16", "R11, R0"), ("F2I.F16.NTZ", "R13, R10"),
+                             # packed global atomics (red team round 14: red/atom.global f16x2..)
+                             ("REDG.E.ADD.F16x2.RN.STRONG.GPU", "desc[UR4][R2.64], R5"),
+                             ("ATOMG.E.ADD.F16x2.RN.STRONG.GPU", "PT, R0, desc[UR4][R2.64], R5"),
+                             ("REDG.E.ADD.F16x8.RN.STRONG.GPU", "desc[UR4][R2.64], R4"),
+                             ("REDG.E.MAX.BF16x4.RN.STRONG.GPU", "desc[UR4][R2.64], R4")]:
             with self.subTest(op):
                 self.assertEqual(policy.device_family(op, operands), "low_precision")
+
+    def test_an_instruction_of_two_families_is_both(self):
+        # a bulk copy-reduce of halves addresses shared memory and adds in 16 bits: a lab that
+        # allows shared memory (05) still refuses it (red team round 14)
+        self.assertEqual(device.device_families("UBLKRED.G.S.ADD.F16.RN", "[UR4], [UR6], UR8"),
+                         ("shared_memory", "low_precision"))
+        self.assertEqual(device.device_families("UBLKRED.G.S.ADD.F32.RN", "[UR4], [UR6], UR8"),
+                         ("shared_memory",))
+        self.assertEqual(device.device_families("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
+                         ("tensor_cores", "low_precision"))
+        self.assertEqual(device.device_families("FFMA", "R0, R1, R2, R3"), ())
+        sass = ("\t\tFunction : _Z1kPf\n"
+                "        /*0100*/                   UBLKRED.G.S.ADD.F16.RN [UR4], [UR6], UR8 ;\n")
+        with mock.patch.object(device, "_read_sass", return_value=sass), \
+                mock.patch.object(device, "_read_elf", return_value=""), \
+                mock.patch.object(demangle, "names", return_value={}):
+            found = device.check_device_code(Path("x.o"), ("low_precision", "tensor_cores"))
+        self.assertEqual([v.symbol for v in found], ["UBLKRED.G.S.ADD.F16.RN in _Z1kPf"])
 
     def test_fp32_and_constant_moves_pass(self):
         for op, operands in [("FFMA", "R0, R1, R2, R3"), ("FADD.FTZ", "R0, R1, R2"),
@@ -419,6 +442,13 @@ class SharedMemoryRuleTest(unittest.TestCase):
                    "\tAttribute:\tEIATTR_MAXREG_COUNT\n\tFormat:\tEIFMT_HVAL\n\tValue:\t0xff\n"
                    "\n.nv.info\n\t<0x1>\n")
         self.assertEqual(device.param_sizes(listing), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
+        # a listing is read at newlines only: vertical tabs in a PTX comment (cuobjdump -elf
+        # prints the object's PTX with -lineinfo) forged a section of 0x7000 parameter bytes
+        # (red team round 14; str.splitlines splits at \v)
+        forged = listing + ("\n.section .nv_debug_ptx_txt\n/* \x0b.nv.info._Z1gPf\x0b\tAttribute:"
+                            "\tEIATTR_CBANK_PARAM_SIZE\x0b\tValue:\t0x7000\x0b */\n")
+        self.assertEqual(device.param_sizes(forged), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
+        self.assertEqual(tools.lines("a\x0bb\x0cc\u2028d\ne\n"), ["a\x0bb\x0cc\u2028d", "e"])
 
         def kinds(kernel, *operands):
             sass = f"\t\tFunction : {kernel}\n" + "".join(
