@@ -96,6 +96,10 @@ _RESERVED_SMEM_FROM_SM = 90
 # atomics (REDG.E.ADD.F16x2.RN, ATOMG...BF16x4, REDG...F16x8: a red team's round 14), TF32, FP8
 # (E4M3, UE8M0).
 _LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2|[xX]\d+)?|TF32|U?E\d+M\d+)$")
+# A reduction whose element type is not in the instruction: the TMA's (cp.reduce.async.bulk.tensor
+# -> UTMAREDG.1D.ADD) is a field of the tensor map, which may say F16 or BF16 (a red team's lab
+# 05 file, round 15, filled one by hand). No lab needs it, so it counts as 16-bit everywhere.
+_UNTYPED_REDUCTIONS = frozenset(("UTMAREDG",))
 _HALF_OP = re.compile(r"^H[A-Z]+2$")                # HADD2 HMUL2 HFMA2 HMNMX2 HSETP2 HSET2
 _NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan|"
                      r"\+INF|-INF|\+QNAN|-QNAN|0x[0-9a-f]+)$", re.I)
@@ -136,7 +140,8 @@ def device_families(opcode: str, operands: str = "") -> tuple:
         if (len(ops) >= 4 and ops[1] in ("-RZ", "RZ") and ops[2] in ("-RZ", "RZ")
                 and all(_NUMBER.match(o) for o in ops[3:])):
             return tuple(found)                      # a constant moved into a register
-    if _HALF_OP.match(base) or base == "F2FP" or any(_LOW_TYPES.match(m) for m in mods):
+    if (_HALF_OP.match(base) or base == "F2FP" or base in _UNTYPED_REDUCTIONS
+            or any(_LOW_TYPES.match(m) for m in mods)):
         found.append("low_precision")
     return tuple(found)
 
@@ -240,6 +245,10 @@ _DEVICE_MESSAGES = {
                       "shared atomics, ld.shared/st.shared, ldmatrix, cp.async, mbarriers or "
                       "isspacep.shared)"),
 }
+_UNTYPED_REDUCTION_MESSAGE = (
+    "uses the TMA reduction {op} in kernel {kernel}: its element type (16-bit floats among "
+    "them) is in the tensor map, where the grader cannot read it, and this lab is about FP32 on "
+    "CUDA cores, so it is not allowed; reduce with ordinary loads, stores and atomics")
 _SHARED_WINDOW_MESSAGE = (
     "reads the shared-memory window ({op}) in kernel {kernel}: that makes a generic pointer "
     "into shared memory (cvta.shared, __cvta_shared_to_generic, map_shared_rank), and this lab "
@@ -419,6 +428,36 @@ def _bank0_width(op: str) -> int:
         if part in parts:
             return width
     return 4
+
+
+def described_twice(elf_listing: str) -> list:
+    """The kernels with more than one .nv.info.<kernel> section in cuobjdump -elf's listing.
+    The grader builds one ELF (one architecture), where each kernel has one such section, before
+    the object's PTX text (cuobjdump -elf prints it, comments included, with -lineinfo): a
+    second one is text the student wrote into a PTX comment, with real newlines, to forge a
+    larger parameter block (a red team's, round 15), or a second ELF the student added."""
+    seen, twice = set(), []
+    for line in tools.lines(elf_listing):
+        m = _NV_INFO.match(line)
+        if m:
+            if m.group(1) in seen and m.group(1) not in twice:
+                twice.append(m.group(1))
+            seen.add(m.group(1))
+    return twice
+
+
+_DESCRIBED_TWICE_MESSAGE = ("the device code's listing describes the kernel {kernel} twice "
+                            "(two .nv.info sections: text in the object's PTX, such as a comment, "
+                            "made to look like the listing's own): its parameters could not be "
+                            "read, so the object is refused")
+
+
+def _described_twice_violations(elf_listing: str) -> list:
+    kernels = described_twice(elf_listing)
+    names = demangle.names(kernels) if kernels else {}
+    return [Violation("device", f"listing of {short(names.get(k, k), 100)}",
+                      _DESCRIBED_TWICE_MESSAGE.format(kernel=short(names.get(k, k), 100)))
+            for k in kernels]
 
 
 def param_sizes(elf_listing: str) -> dict:
@@ -632,6 +671,7 @@ def _inspect(path: Path, families) -> tuple:
     if sass:
         elf_listing = _read_elf(path)
         found += _device_call_violations(elf_listing)
+        found += _described_twice_violations(elf_listing)
         found += _launch_id_violations(sass, param_sizes(elf_listing))
     if key is not None:
         try:
@@ -777,6 +817,8 @@ def _device_violations(sass: str, families) -> list:
             message = _STATIC_SHARED_MESSAGE.format(n=n, total=op.split(":")[1], kernel=shown)
         elif family == "shared_window":
             message = _SHARED_WINDOW_MESSAGE.format(op=op, kernel=shown)
+        elif family == "low_precision" and op.split(".")[0] in _UNTYPED_REDUCTIONS:
+            message = _UNTYPED_REDUCTION_MESSAGE.format(op=op, kernel=shown)
         else:
             message = _DEVICE_MESSAGES[family].format(op=op, kernel=shown)
         out.append(Violation("device", f"{op} in {shown}", message))

@@ -161,6 +161,9 @@ class DeviceFamilyTest(unittest.TestCase):
         self.assertEqual(device.device_families("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
                          ("tensor_cores", "low_precision"))
         self.assertEqual(device.device_families("FFMA", "R0, R1, R2, R3"), ())
+        # a TMA reduction's element type is in its tensor map: 16-bit wherever it is (round 15)
+        self.assertEqual(device.device_families("UTMAREDG.1D.ADD", "[UR4], [UR6]"),
+                         ("shared_memory", "low_precision"))
         sass = ("\t\tFunction : _Z1kPf\n"
                 "        /*0100*/                   UBLKRED.G.S.ADD.F16.RN [UR4], [UR6], UR8 ;\n")
         with mock.patch.object(device, "_read_sass", return_value=sass), \
@@ -449,6 +452,18 @@ class SharedMemoryRuleTest(unittest.TestCase):
                             "\tEIATTR_CBANK_PARAM_SIZE\x0b\tValue:\t0x7000\x0b */\n")
         self.assertEqual(device.param_sizes(forged), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
         self.assertEqual(tools.lines("a\x0bb\x0cc\u2028d\ne\n"), ["a\x0bb\x0cc\u2028d", "e"])
+        # with real newlines a PTX comment adds a second section for the kernel (round 15): the
+        # listing describes it twice, which refuses the object, whatever size was read
+        self.assertEqual(device.described_twice(listing), [])
+        twice = listing + ("\n.section .nv_debug_ptx_txt\n/*\n.nv.info._Z1gPf\n\tOffset  : 0x0"
+                           "\tSize    : 0x7000\n*/\n")
+        self.assertEqual(device.described_twice(twice), ["_Z1gPf"])
+        with mock.patch.object(device, "_read_sass", return_value="\t\tFunction : _Z1gPf\n"), \
+                mock.patch.object(device, "_read_elf", return_value=twice), \
+                mock.patch.object(demangle, "names", return_value={}):
+            found = device.check_device_code(Path("x.o"), ())
+        self.assertEqual([v.symbol for v in found], ["listing of _Z1gPf"])
+        self.assertIn("describes the kernel _Z1gPf twice", found[0].message)
 
         def kinds(kernel, *operands):
             sass = f"\t\tFunction : {kernel}\n" + "".join(
