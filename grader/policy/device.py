@@ -302,11 +302,16 @@ def _int(text: str) -> int:
 _SYMTAB_HEADER = re.compile(r"^\s*(?:Num\s+Value|index\s+value)\b", re.IGNORECASE)
 
 
+_SYMTAB_INDEX = re.compile(r"^\s*(?:0x[0-9a-f]+|\d+)\s")
+
+
 def _symtab_lines(elf_listing: str):
-    """(line, row) for every line of each .symtab section of cuobjdump -elf's listing (from its
-    .section line to the first blank line after its rows) but the column header; row = (type, ndx, name) in either layout (type 'FUNC',
-    'OBJECT', ... or the numeric info's low four bits), or None for a line neither layout
-    reads."""
+    """(line, row) for every row of each .symtab section of cuobjdump -elf's listing: the lines
+    that begin with a symbol's index, from the section's .section line to the first line after
+    its rows that is not one (a blank line; the next section's dump may follow without a
+    .section line: ".nv.constant4" and its words). row = (type, ndx, name) in either layout
+    (type 'FUNC', 'OBJECT', ... or the numeric info's low four bits), or None for a row
+    neither layout reads. Lines before the first row (the column header) are passed over."""
     in_symtab = started = False
     for line in tools.lines(elf_listing):
         if line.startswith(".section"):
@@ -314,14 +319,10 @@ def _symtab_lines(elf_listing: str):
             continue
         if not in_symtab:
             continue
-        if not line.strip():
-            # the table ends at the first blank line after it (the next section's dump may
-            # follow without a .section line: ".nv.constant4" and its words)
+        if not _SYMTAB_INDEX.match(line) or _SYMTAB_HEADER.match(line):
             in_symtab = not started
             continue
         started = True
-        if _SYMTAB_HEADER.match(line):
-            continue
         m = _SYMTAB_NUMERIC.match(line)
         if m:
             yield line, ("FUNC" if _int(m["info"]) & 0xf == _STT_FUNC else "other",
@@ -354,9 +355,9 @@ def device_calls(elf_listing: str) -> list:
 
 
 def symbol_table_unread(elf_listing: str) -> bool:
-    """True where a line of a symbol table could not be read as a row, or a symbol table has no
-    rows: a layout of a cuobjdump this code does not know, where a rule on the symbols would
-    miss what it cannot read."""
+    """True where a row of a symbol table (a line that begins with an index) could not be read,
+    or a symbol table has no rows: a layout of a cuobjdump this code does not know, where a rule
+    on the symbols would miss what it cannot read."""
     has_table = any(line.split()[1:2] == [".symtab"] for line in tools.lines(elf_listing)
                     if line.startswith(".section"))
     rows = list(_symtab_lines(elf_listing))

@@ -307,6 +307,11 @@ class DeviceFamilyTest(unittest.TestCase):
         # (".nv.constant4" and its words) is not a row
         self.assertFalse(device.symbol_table_unread(
             self.ELF_NUMERIC + "\n.nv.constant4\n0x00000000 0x00000000\n"))
+        # a blank line between the header and the rows does not end the table
+        spaced = self.ELF_NUMERIC.replace("shndx    name\n", "shndx    name\n\n")
+        self.assertNotEqual(spaced, self.ELF_NUMERIC)
+        self.assertEqual(device.device_calls(spaced), ["malloc", "free", "vprintf"])
+        self.assertFalse(device.symbol_table_unread(spaced))
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
                 mock.patch.object(device, "_read_elf", return_value=unknown), \
                 mock.patch.object(demangle, "names", return_value={}):
