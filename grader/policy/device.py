@@ -306,12 +306,12 @@ _SYMTAB_INDEX = re.compile(r"^\s*(?:0x[0-9a-f]+|\d+)\s")
 
 
 def _symtab_lines(elf_listing: str):
-    """(line, row) for every row of each .symtab section of cuobjdump -elf's listing: the lines
-    that begin with a symbol's index, from the section's .section line to the first line after
-    its rows that is not one (a blank line; the next section's dump may follow without a
-    .section line: ".nv.constant4" and its words). row = (type, ndx, name) in either layout
-    (type 'FUNC', 'OBJECT', ... or the numeric info's low four bits), or None for a row
-    neither layout reads. Lines before the first row (the column header) are passed over."""
+    """(line, row) for every row of each .symtab section of cuobjdump -elf's listing, from the
+    section's .section line to the first blank line after its rows (the next section's dump
+    may follow without a .section line: ".nv.constant4" and its words). Rows begin with the
+    symbol's index; lines before the first row (the column header, blank lines) are passed
+    over. row = (type, ndx, name) in either layout (type 'FUNC', 'OBJECT', ... or the numeric
+    info's low four bits), or None for a line among the rows that neither layout reads."""
     in_symtab = started = False
     for line in tools.lines(elf_listing):
         if line.startswith(".section"):
@@ -319,8 +319,12 @@ def _symtab_lines(elf_listing: str):
             continue
         if not in_symtab:
             continue
+        if not line.strip():
+            in_symtab = not started          # a blank line after the rows ends the table
+            continue
         if not _SYMTAB_INDEX.match(line) or _SYMTAB_HEADER.match(line):
-            in_symtab = not started
+            if started:
+                yield line, None             # a line among the rows that is not one
             continue
         started = True
         m = _SYMTAB_NUMERIC.match(line)

@@ -307,6 +307,10 @@ class DeviceFamilyTest(unittest.TestCase):
         # (".nv.constant4" and its words) is not a row
         self.assertFalse(device.symbol_table_unread(
             self.ELF_NUMERIC + "\n.nv.constant4\n0x00000000 0x00000000\n"))
+        # nor a line among the rows that does not begin with an index
+        wrapped = self.ELF_NUMERIC.replace(" 0xd ", "         (wrapped)\n 0xd ", 1)
+        self.assertNotEqual(wrapped, self.ELF_NUMERIC)
+        self.assertTrue(device.symbol_table_unread(wrapped))
         # a blank line between the header and the rows does not end the table
         spaced = self.ELF_NUMERIC.replace("shndx    name\n", "shndx    name\n\n")
         self.assertNotEqual(spaced, self.ELF_NUMERIC)
