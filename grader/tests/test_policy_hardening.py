@@ -470,7 +470,7 @@ class SharedMemoryRuleTest(unittest.TestCase):
         with mock.patch.object(device, "_read_sass", return_value="\t\tFunction : _Z1gPf\n"), \
                 mock.patch.object(device, "_read_elf", return_value=twice), \
                 mock.patch.object(demangle, "names", return_value={}):
-            found = device.check_device_code(Path("x.o"), ())
+            found = device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertEqual([v.symbol for v in found], ["listing of _Z1gPf"])
         self.assertIn("describes the kernel _Z1gPf twice", found[0].message)
 
