@@ -7,6 +7,7 @@ document is read from a pipe only it holds, never from a file or its console.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -41,27 +42,89 @@ def _matches(entry: dict, name: str) -> bool:
     return isinstance(entry_name, str) and (entry_name == name or entry_name.startswith(name + "/"))
 
 
+# How long a bench judge started ahead (start_benchmarks) may take to get ready: its GPU context
+# and its workers' (each worker's start is bounded by the judge itself). One that is not ready
+# by then is not waited for: its run, from the seed on, is bounded by run_benchmarks' timeout.
+READY_TIMEOUT_S = 60.0
+
+
+class Started:
+    """A bench judge started ahead of its benchmarks (start_benchmarks): it makes its GPU
+    context and starts its workers, then waits for the seed, which run_benchmarks sends. Until
+    then it has no inputs and times nothing. Leaving the `with` kills it if it did not run."""
+
+    def __init__(self, binary: Path, names: list, *, worker: Path, env: dict | None = None,
+                 routes: dict | None = None, no_shared_memory: bool = False):
+        self.binary, self.names = binary, list(names)
+        self._stack = contextlib.ExitStack()
+        try:
+            cwd = self._stack.enter_context(judge.private_dir())
+            self.run = self._stack.enter_context(runner.Started(
+                lambda fd, ready_fd: _command(binary, names, fd, ready_fd, worker, routes,
+                                              no_shared_memory),
+                ready=True, cwd=str(cwd),
+                env=env if env is not None else judge.scrubbed_env()))
+        except OSError as e:
+            self._stack.close()
+            raise BenchError("failed", f"could not start {binary.name}: {e.strerror}") from None
+        except BaseException:
+            self._stack.close()
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def wait_ready(self, timeout_s: float | None = None) -> bool:
+        """True once the judge is ready for its seed (False: it ended, or is not ready within
+        `timeout_s`, by default READY_TIMEOUT_S)."""
+        return self.run.wait_ready(READY_TIMEOUT_S if timeout_s is None else timeout_s)
+
+    def close(self) -> None:
+        self._stack.close()
+
+
+def _command(binary: Path, names: list, fd: int, ready_fd: int | None, worker: Path,
+             routes: dict | None, no_shared_memory: bool) -> list:
+    return [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
+            f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
+            *([f"--labkit-ready-fd={ready_fd}"] if ready_fd is not None else []),
+            *gtest.worker_args(worker, routes, no_shared_memory)]
+
+
+def start_benchmarks(binary: Path, names: list, *, worker: Path, env: dict | None = None,
+                     routes: dict | None = None, no_shared_memory: bool = False) -> Started:
+    """Starts the bench judge for the named benchmarks without its seed (Started): what it does
+    before the seed (its GPU context, its workers' start) may overlap other labs' tests, so the
+    GPU's exclusive hold covers only the benchmarks themselves. Raises BenchError('failed')
+    when it cannot be started."""
+    return Started(binary, names, worker=worker, env=env, routes=routes,
+                   no_shared_memory=no_shared_memory)
+
+
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
                    env: dict | None = None, routes: dict | None = None,
-                   no_shared_memory: bool = False) -> dict:
+                   no_shared_memory: bool = False, started: Started | None = None) -> dict:
     """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
     name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
     reported an error or is missing. `routes`: the variants that run in a worker of their own
     (gtest.worker_args); a benchmark's calls go to its variant's worker. `no_shared_memory`:
-    the lab refuses shared memory (gtest.no_shared_memory).
+    the lab refuses shared memory (gtest.no_shared_memory). `started`: that judge, already
+    started by start_benchmarks for these `names` (it is sent the seed now; `timeout_s` counts
+    from then); it is closed here either way.
 
     Raises BenchError('timeout'|'failed', message) when the run as a whole gave no document:
     a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
-    with judge.private_dir() as cwd:
-        try:
-            proc = runner.run_with_results(
-                lambda fd: [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
-                            f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
-                            *gtest.worker_args(worker, routes, no_shared_memory)],
-                timeout_s, stdin_data=f"{seed}\n".encode(), cwd=str(cwd),
-                env=env if env is not None else judge.scrubbed_env())
-        except OSError as e:
-            raise BenchError("failed", f"could not start {binary.name}: {e.strerror}") from None
+    if started is None:
+        started = start_benchmarks(binary, names, worker=worker, env=env, routes=routes,
+                                   no_shared_memory=no_shared_memory)
+    elif list(started.names) != list(names):
+        started.close()
+        raise ValueError("run_benchmarks: the started judge runs other benchmarks")
+    with started:
+        proc = started.run.finish(timeout_s, stdin_data=f"{seed}\n".encode())
     if proc.timed_out:
         raise BenchError("timeout", f"the benchmarks did not finish within {timeout_s:g} s and "
                                     f"were killed (a very slow or hanging kernel)")

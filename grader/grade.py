@@ -327,14 +327,22 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         if seed is None:
             _draw_seeds(built)
 
+        # Bench judges started as their labs' tests end (start_bench), each waiting for its seed
+        # while other labs' tests run; the one a lab's score_lab does not take is killed below.
+        started = {}
+
         def tests_of(item) -> bool:
             cfg, lab, lab_paths = item
-            return test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=options.sanitize,
-                            sanitizer=sanitizer)
+            tested = test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=options.sanitize,
+                              sanitizer=sanitizer)
+            if tested and benchmarked(cfg, lab, options.performance):
+                started[lab.lab] = start_bench(cfg, lab, lab_paths, hashes)
+            return tested
 
         def score(item) -> None:
             cfg, lab, lab_paths = item
-            score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings)
+            score_lab(cfg, lab, lab_paths, hashes, options.performance, progress, ceilings=ceilings,
+                      started=started.pop(lab.lab, None))
 
         def hold_for_benchmarks(labs: list):
             """The GPU, exclusively, once for every benchmark of this grading (each lab's benchmark
@@ -343,7 +351,13 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
                 return _gpu(result.stages)
             return contextlib.nullcontext()
 
-        tests_then_benchmarks(built, tests_of, score, options.labs_at_once, hold_for_benchmarks)
+        try:
+            tests_then_benchmarks(built, tests_of, score, options.labs_at_once,
+                                  hold_for_benchmarks)
+        finally:
+            for judge_started in started.values():
+                if judge_started is not None:
+                    judge_started.close()
 
 
 def _draw_seeds(built: list) -> None:
@@ -655,9 +669,13 @@ def grade_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
               sanitize: bool = True, sanitizer: str | None = None,
               ceilings=None) -> None:
-    """Runs the lab's tests (test_lab), then its benchmarks, and scores them (score_lab)."""
+    """Runs the lab's tests (test_lab), then its benchmarks, and scores them (score_lab),
+    the bench judge started as the tests end (start_bench), as grade() does."""
     if test_lab(cfg, lab, lab_paths, hashes, progress, sanitize=sanitize, sanitizer=sanitizer):
-        score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings=ceilings)
+        started = (start_bench(cfg, lab, lab_paths, hashes)
+                   if benchmarked(cfg, lab, run_performance) else None)
+        score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings=ceilings,
+                  started=started)
 
 
 def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
@@ -756,15 +774,56 @@ def test_judges(count: int) -> int:
     return max(1, min(MAX_JUDGES_PER_LAB, -(-count // TESTS_PER_JUDGE)))
 
 
+def benchmarked(cfg: LabConfig, lab: LabResult, run_performance: bool) -> bool:
+    """Whether score_lab will benchmark the lab, once test_lab filled its groups: it has
+    benchmarks, they are to run, no call computed on the CPU and every test passed."""
+    return (bool(cfg.performance) and run_performance
+            and not scoring.host_compute_tests(lab.groups) and scoring.all_correct(lab.groups))
+
+
+def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
+                hashes: judge.BinaryHashes):
+    """The lab's bench judge, started now (bench.start_benchmarks) and ready for its seed, or
+    None when it could not be (score_lab then starts it itself, and reports what fails). Started
+    under the GPU's shared lock, like tests: its GPU context and its workers' start overlap other
+    labs' tests, never a benchmark. Stage 'bench: start'."""
+    workers = [w.target for w in lab_paths.workers]
+    try:
+        hashes.verify(lab_paths.bench.target, *workers)
+    except judge.TamperedError:
+        return None
+    with timed(lab.stages, "bench: start"), _gpu(lab.stages, shared=True):
+        try:
+            started = bench.start_benchmarks(
+                lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
+                routes=lab_paths.worker_routes,
+                no_shared_memory=gtest.no_shared_memory(cfg.policy))
+        except bench.BenchError:
+            return None
+        started.wait_ready()
+    return started
+
+
+def benchmark_names(cfg: LabConfig) -> list:
+    """The benchmarks the lab's performance entries name, each once, in their order."""
+    return list(dict.fromkeys(p.benchmark for p in cfg.performance))
+
+
 def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
               hashes: judge.BinaryHashes, run_performance: bool, progress,
-              ceilings=None) -> None:
+              ceilings=None, started=None) -> None:
     """After test_lab: voids correctness for host compute, runs the benchmarks when every test
     passed, and scores the lab. `ceilings`: the GPU's figures from measure_ceilings (or
     {'error': why}), or a function that returns them, called once the lab is to be benchmarked
     and before its first benchmark; every measured benchmark is checked against them
     (scoring.check_plausibility). None skips that check (for callers that test the rest:
-    grade() always passes them)."""
+    grade() always passes them). `started`: the lab's bench judge from start_bench, used (or
+    closed) here."""
+    with started if started is not None else contextlib.nullcontext():
+        _score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings, started)
+
+
+def _score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings, started):
     workers = [w.target for w in lab_paths.workers]
     cpu_calls = scoring.host_compute_tests(lab.groups)
     if cpu_calls:
@@ -792,7 +851,7 @@ def score_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 return
             if callable(ceilings):
                 ceilings = ceilings()
-            _benchmark(cfg, lab, lab_paths, progress)
+            _benchmark(cfg, lab, lab_paths, progress, started)
             if ceilings is not None:
                 scoring.check_plausibility(lab.performance, ceilings, cfg.flop_factor)
                 lab.implausible = any(p.implausible for p in lab.performance)
@@ -863,12 +922,14 @@ def judge_stages(run: gtest.JudgeRun, groups: list) -> list:
 WALL_COUNTER = "wall_s"
 
 
-def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, progress) -> None:
+def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, progress,
+               started=None) -> None:
     """Every performance entry of the lab, measured in one bench-judge run that holds the GPU
-    exclusively. Stages: 'bench: <benchmark>' per benchmark that reported its wall time, and
-    'bench: other' for the rest of the judge's run (its start and exit, any benchmark that
-    reported none)."""
-    names = list(dict.fromkeys(p.benchmark for p in cfg.performance))
+    exclusively (`started`: that judge, started ahead by start_bench). Stages: 'bench:
+    <benchmark>' per benchmark that reported its wall time, and 'bench: other' for the rest of
+    the judge's run from its seed on (its start, when not started ahead, and its exit, any
+    benchmark that reported none)."""
+    names = benchmark_names(cfg)
     timeout_s = sum(p.timeout_s for p in cfg.performance)
     progress(f"{cfg.name}: benchmarking {', '.join(names)}")
     found = {}
@@ -879,7 +940,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
                 found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
                                              worker=lab_paths.worker.path, seed=lab.seed,
                                              routes=lab_paths.worker_routes,
-                                             no_shared_memory=gtest.no_shared_memory(cfg.policy))
+                                             no_shared_memory=gtest.no_shared_memory(cfg.policy),
+                                             started=started)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

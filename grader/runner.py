@@ -155,54 +155,132 @@ def run_with_results(make_cmd, timeout_s: float, *, stdin_data: bytes = b"",
     command ends, its whole process group is killed; then what is left in the pipe is read
     without waiting, so a process that escaped the group and still holds the write end cannot
     hold up the grader."""
-    r, w = os.pipe()    # both ends close-on-exec: only `w`, passed below, reaches the child
-    collector = _Collector(r, results_cap)
-    try:
-        os.set_blocking(r, False)
-        cmd = make_cmd(w)
-        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-            start = time.monotonic()
-            try:
-                proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.PIPE,
-                                        env=env, cwd=cwd, start_new_session=True, pass_fds=(w,))
-            finally:
-                os.close(w)  # the parent's copy: EOF once the child's copies are gone
-                w = -1
-            try:
-                proc.stdin.write(stdin_data)
-                proc.stdin.close()
-            except OSError:   # it exited (or closed its stdin) without reading: its business
-                pass
-            deadline = start + timeout_s
-            timed_out = False
-            while proc.poll() is None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    timed_out = True
-                    break
-                if collector.eof:
-                    try:
-                        proc.wait(timeout=remaining)
-                    except subprocess.TimeoutExpired:
-                        pass
-                    continue
-                try:
-                    select.select([r], [], [], min(remaining, poll_s))
-                except InterruptedError:
-                    pass
-                collector.read_available()
-            _kill_group(proc)
-            proc.wait()
-            collector.read_available()
-            seconds = time.monotonic() - start
-            return ProcResult(returncode=None if timed_out else proc.returncode,
-                              timed_out=timed_out, seconds=seconds,
-                              stdout=_read_capped(out, cap), stderr=_read_capped(err, cap),
-                              stdout_cut=_longer_than(out, cap),
-                              results=collector.data(), results_truncated=collector.truncated,
-                              results_arrivals=[(size, t - start)
-                                                for size, t in collector.arrivals])
-    finally:
-        os.close(r)
-        if w >= 0:
+    with Started(lambda fd, _ready: make_cmd(fd), env=env, cwd=cwd, cap=cap,
+                 results_cap=results_cap) as started:
+        return started.finish(timeout_s, stdin_data=stdin_data, poll_s=poll_s)
+
+
+class Started:
+    """A command started now and finished later (run_with_results in two steps): make_cmd(fd,
+    ready_fd) gets the numbers, in the child, of the results pipe's write end and of a second
+    pipe's (`ready_fd`, None unless `ready` is asked for), on which the child says it is ready
+    for its standard input (wait_ready). Until finish(), the child runs with no time limit of
+    its own: the caller bounds it (wait_ready's timeout, then finish's). Leaving the `with`
+    without finish() kills its process group."""
+
+    def __init__(self, make_cmd, *, ready: bool = False, env: dict | None = None,
+                 cwd: str | None = None, cap: int = OUTPUT_CAP, results_cap: int = RESULTS_CAP):
+        self._cap = cap
+        self._r, w = os.pipe()   # both ends close-on-exec: only `w`, passed below, reaches the child
+        self._ready_r, ready_w = os.pipe() if ready else (-1, -1)
+        self._collector = _Collector(self._r, results_cap)
+        self._out = tempfile.TemporaryFile()
+        self._err = tempfile.TemporaryFile()
+        self.proc = None
+        try:
+            os.set_blocking(self._r, False)
+            cmd = make_cmd(w, ready_w if ready else None)
+            self.start = time.monotonic()
+            self.proc = subprocess.Popen(cmd, stdout=self._out, stderr=self._err,
+                                         stdin=subprocess.PIPE, env=env, cwd=cwd,
+                                         start_new_session=True,
+                                         pass_fds=(w, ready_w) if ready else (w,))
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            # The parent's copies: EOF once the child's copies are gone
             os.close(w)
+            if ready_w >= 0:
+                os.close(ready_w)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        """True once the child wrote a line on its ready pipe; False when it closed the pipe or
+        ended without one, or at `timeout_s` (then it goes on running). The results pipe is read
+        meanwhile."""
+        if self._ready_r < 0:
+            return False
+        deadline = time.monotonic() + timeout_s
+        said = b""
+        while b"\n" not in said:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            try:
+                readable, _, _ = select.select([self._ready_r, self._r], [], [],
+                                               min(remaining, 0.05))
+            except InterruptedError:
+                continue
+            self._collector.read_available()
+            if self._ready_r in readable:
+                chunk = os.read(self._ready_r, 64)
+                if not chunk:
+                    return False
+                said += chunk
+        return True
+
+    def finish(self, timeout_s: float, *, stdin_data: bytes = b"",
+               poll_s: float = 0.05) -> ProcResult:
+        """Writes `stdin_data` to the child's standard input and closes it, then reads the
+        results pipe until the child ends or `timeout_s` (from now) passes; kills its process
+        group either way. ProcResult.seconds counts from now."""
+        proc, collector, r = self.proc, self._collector, self._r
+        start = time.monotonic()
+        try:
+            proc.stdin.write(stdin_data)
+            proc.stdin.close()
+        except OSError:   # it exited (or closed its stdin) without reading: its business
+            pass
+        deadline = start + timeout_s
+        timed_out = False
+        while proc.poll() is None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            if collector.eof:
+                try:
+                    proc.wait(timeout=remaining)
+                except subprocess.TimeoutExpired:
+                    pass
+                continue
+            try:
+                select.select([r], [], [], min(remaining, poll_s))
+            except InterruptedError:
+                pass
+            collector.read_available()
+        _kill_group(proc)
+        proc.wait()
+        collector.read_available()
+        seconds = time.monotonic() - start
+        out, err, cap = self._out, self._err, self._cap
+        return ProcResult(returncode=None if timed_out else proc.returncode,
+                          timed_out=timed_out, seconds=seconds,
+                          stdout=_read_capped(out, cap), stderr=_read_capped(err, cap),
+                          stdout_cut=_longer_than(out, cap),
+                          results=collector.data(), results_truncated=collector.truncated,
+                          results_arrivals=[(size, max(0.0, t - start))
+                                            for size, t in collector.arrivals])
+
+    def close(self) -> None:
+        """Kills the child's process group (if it still runs) and frees the pipes and files."""
+        if self.proc is not None:
+            _kill_group(self.proc)
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        for fd in (self._r, self._ready_r):
+            if fd >= 0:
+                os.close(fd)
+        self._r = self._ready_r = -1
+        self._out.close()
+        self._err.close()

@@ -457,7 +457,16 @@ int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke
   std::fprintf(stderr, "GPU: %s; worker: %s (%s)\n", gpu_summary().c_str(),
                worker_options().path.c_str(), shared_worker().sandbox().c_str());
   for (const auto& [variant, path] : worker_options().variant_paths) {
-    std::fprintf(stderr, "worker for %s: %s\n", variant.c_str(), path.c_str());
+    std::fprintf(stderr, "worker for %s: %s (%s)\n", variant.c_str(), path.c_str(),
+                 worker_for(variant).sandbox().c_str());
+  }
+  try {
+    // Started ahead (--labkit-ready-fd): ready now, with the GPU context and every worker up; the
+    // seed, and with it every input, comes once the grader holds the GPU for this judge alone.
+    judge_ready(args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
+    return 2;
   }
   const bool smoke = args.smoke;
   for (const Spec& spec : specs(smoke)) {

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -24,6 +25,7 @@
 #include "labkit/judge.hpp"
 #include "labkit/judge_main.hpp"
 #include "labkit/keep_last.hpp"
+#include "labkit/random.hpp"
 
 namespace labkit {
 namespace {
@@ -299,6 +301,48 @@ std::vector<std::string> parse(std::vector<std::string> args) {
   int argc = static_cast<int>(args.size());
   parse_judge_args(argc, argv.data());
   return std::vector<std::string>(argv.begin(), argv.begin() + argc);
+}
+
+// --labkit-ready-fd: the seed is read only when the judge says it is ready (judge_ready), so a
+// bench judge started ahead of the GPU's exclusive hold has no inputs until then.
+TEST(JudgeHost, ReadyFdDefersTheSeedUntilTheJudgeIsReady) {
+  const WorkerOptions saved = worker_options();
+  const uint64_t saved_seed = test_seed();
+  int ready[2], in[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(in), 0);
+  ASSERT_EQ(::write(in[1], "4242\n", 5), 5);
+  ::close(in[1]);
+  const int stdin_copy = ::dup(0);
+  ASSERT_GE(stdin_copy, 0);
+  ASSERT_EQ(::dup2(in[0], 0), 0);
+  ::close(in[0]);
+  set_test_seed(7);
+  std::vector<std::string> args = {"judge", "--labkit-seed-stdin",
+                                   "--labkit-ready-fd=" + std::to_string(ready[1])};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  JudgeArgs parsed = parse_judge_args(argc, argv.data());
+  EXPECT_EQ(test_seed(), 7u) << "the seed was read before the judge was ready";
+  EXPECT_EQ(parsed.ready_fd, ready[1]);
+  judge_ready(parsed);
+  EXPECT_EQ(test_seed(), 4242u);
+  EXPECT_EQ(parsed.ready_fd, -1);
+  char said[16] = {};
+  EXPECT_EQ(::read(ready[0], said, sizeof said), 6);
+  EXPECT_STREQ(said, "ready\n");
+  EXPECT_EQ(::read(ready[0], said, sizeof said), 0) << "the ready descriptor stays open";
+  ::close(ready[0]);
+  ::dup2(stdin_copy, 0);
+  ::close(stdin_copy);
+  std::cin.clear();
+  set_test_seed(saved_seed);
+  set_worker_options(saved);
+  EXPECT_THROW(parse({"--labkit-ready-fd=1000000"}), std::invalid_argument);
+  EXPECT_THROW(parse({"--labkit-ready-fd=x"}), std::invalid_argument);
+  set_worker_options(saved);
 }
 
 // A lab whose helper is given to some variants only (lab 07's cuBLAS GEMM, v1_im2col) runs

@@ -282,7 +282,10 @@ def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | No
 #   ok (writes its counters), error (error_occurred with ERROR_MESSAGE), segv (the judge crashes
 #   before writing anything), hang (sleeps 100 s), no_ratio (an entry without 'ratio'),
 #   garbage (writes half a JSON document), stdout_only (writes the document to stdout, nothing
-#   on the descriptor), seed (ratio as given when the seed from stdin is '1234', else 0.001).
+#   on the descriptor), seed (ratio as given when the seed from stdin is '1234', else 0.001),
+#   exit_before_ready (the judge exits 3 at once), never_ready (sleeps 100 s before it says it
+#   is ready). With --labkit-ready-fd the judge writes 'ready' there before it reads its seed,
+#   logging the GPU lock's state then to <log>.ready.
 ERROR_MESSAGE = "output differs from cuBLAS before timing: C[3,7] = 1.5, expected 2.5"
 
 _BENCH_BODY = """
@@ -294,6 +297,18 @@ LOCK = {lock!r}
 
 def main():
     f = flags()
+    hows = [how for _, how, _ in BENCHES]
+    ready = f.get("labkit-ready-fd")
+    if "exit_before_ready" in hows:
+        return 3
+    if "never_ready" in hows:
+        time.sleep(100)
+    if ready:
+        # the GPU lock as it is when this judge says it is ready (before its seed)
+        with open(str(LOG) + ".ready", "a") if LOG else open(os.devnull, "w") as out:
+            out.write(json.dumps({{"lock": lock_state(LOCK)}}) + "\\n")
+        os.write(int(ready), b"ready\\n")
+        os.close(int(ready))
     seed = read_seed(f)
     log_run(LOG, f, seed, LOCK)
     flt = f.get("benchmark_filter", ".")

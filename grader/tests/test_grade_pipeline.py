@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import types
 import unittest
 from pathlib import Path
@@ -474,6 +475,43 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(lab.performance[0].status, "timeout")
         self.assertEqual(lab.performance[0].points, 0.0)
 
+    def test_the_bench_judge_is_ready_before_its_seed_and_the_gpu_held_alone(self):
+        # Started as the tests end, under the shared lock; the seed only inside the exclusive one
+        lab = self.grade_lab(tests_all_pass(), benches(how="seed"), seed=1234)
+        self.assertEqual(lab.performance[0].status, "measured", lab.performance[0].message)
+        self.assertEqual(lab.performance[0].metric, 0.03)             # the seed came, after
+        ready = fakes.read_log(Path(str(self.build.log) + ".ready"))
+        self.assertEqual([r["lock"] for r in ready], ["shared"])
+        (run,) = [r for r in self.build.runs() if any(a.startswith("--benchmark") for a in r["argv"])]
+        self.assertEqual(run["lock"], "exclusive")
+        self.assertTrue(any(a.startswith("--labkit-ready-fd=") for a in run["argv"]))
+        self.assertIn("bench: start", [s["stage"] for s in lab.stages])
+
+    def test_a_bench_judge_that_ends_before_it_is_ready(self):
+        lab = self.grade_lab(tests_all_pass(), benches(how="exit_before_ready"))
+        p = lab.performance[0]
+        self.assertEqual(p.status, "failed")
+        self.assertIn("exit code 3", p.message)
+        self.assertEqual(lab.points, 80.0)
+
+    def test_a_bench_judge_never_ready_is_bounded(self):
+        # not waited for past READY_TIMEOUT_S; then its run is bounded like any other
+        t0 = time.monotonic()
+        with mock.patch.object(grade.bench, "READY_TIMEOUT_S", 0.5):
+            lab = self.grade_lab(tests_all_pass(), benches(how="never_ready"),
+                                 config=cfg(timeout_s=1))
+        self.assertEqual(lab.performance[0].status, "timeout")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertEqual(fakes.read_log(Path(str(self.build.log) + ".ready")), [])
+
+    def test_no_bench_judge_is_started_for_a_lab_that_failed_a_test(self):
+        tests = tests_all_pass()
+        tests[0] = (tests[0][0], tests[0][1], "fail")
+        lab = self.grade_lab(tests, benches())
+        self.assertEqual(lab.performance[0].status, "gated")
+        self.assertNotIn("bench: start", [s["stage"] for s in lab.stages])
+        self.assertFalse(Path(str(self.build.log) + ".ready").exists())
+
     def test_benchmark_without_the_metric(self):
         lab = self.grade_lab(tests_all_pass(), benches(how="no_ratio"))
         p = lab.performance[0]
@@ -562,7 +600,7 @@ class GradeLabTest(TempDirTest):
         stages = {s["stage"]: s["seconds"] for s in lab.stages}
         self.assertEqual([s["stage"] for s in lab.stages],
                          ["tests: list", "tests: start", "tests: public", "tests: hidden",
-                          "tests: exit", f"bench: {BENCH}", "bench: other"])
+                          "tests: exit", "bench: start", f"bench: {BENCH}", "bench: other"])
         self.assertGreaterEqual(stages["tests: public"], 0.55, lab.stages)
         self.assertLess(stages["tests: hidden"], 0.3)
         self.assertLess(stages["tests: start"], 0.3)
@@ -574,11 +612,11 @@ class GradeLabTest(TempDirTest):
         self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("tests")],
                          ["tests: list", "tests: start", "tests: public", "tests: exit"])
         self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("bench")],
-                         ["bench: other"])   # no 'wall_s' from this bench judge
+                         ["bench: start", "bench: other"])   # no 'wall_s' from this bench judge
         # a benchmark run that failed as a whole is still timed
         lab = self.grade_lab(tests_all_pass(), benches(how="segv"))
         self.assertEqual([s["stage"] for s in lab.stages if s["stage"].startswith("bench")],
-                         ["bench: other"])
+                         ["bench: start", "bench: other"])
 
     def test_waiting_for_the_gpu_is_a_stage(self):
         # another grader's benchmark holds the GPU for 5 s: the wait is timed, apart from the
@@ -995,7 +1033,8 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual([s["stage"] for s in r.labs[0].stages],
                          ["policy: source", "build: student object", "policy: object",
                           "build: worker and judges", "tests: list", "tests: start",
-                          "tests: public", "tests: hidden", "tests: exit", "bench: other"])
+                          "tests: public", "tests: hidden", "tests: exit", "bench: start",
+                          "bench: other"])
         self.assertIn("tests ", console_report.render(r, times=True))
 
     def test_a_grading_waits_for_another_on_its_build_folder(self):

@@ -334,5 +334,64 @@ class RunWithResultsTest(unittest.TestCase):
         self.assertEqual(r.results, b"")
 
 
+
+def with_fds(code: str):
+    """A command that gets the results and ready descriptors' numbers as its arguments."""
+    return lambda fd, ready_fd: py(code) + [str(fd), str(ready_fd)]
+
+
+class StartedTest(unittest.TestCase):
+    """runner.Started: a command started now, sent its input and timed later."""
+
+    def test_ready_then_stdin_then_results(self):
+        with runner.Started(with_fds("""
+            import os, sys, time
+            os.write(int(sys.argv[2]), b"ready\\n")
+            seed = sys.stdin.readline().strip()   # only after the ready line
+            time.sleep(0.3)
+            os.write(int(sys.argv[1]), seed.encode())
+        """), ready=True) as started:
+            self.assertTrue(started.wait_ready(30))
+            time.sleep(1.0)                           # waiting is not part of its run
+            r = started.finish(30, stdin_data=b"77\n")
+        self.assertEqual(r.returncode, 0, r.output)
+        self.assertEqual(r.results, b"77")
+        self.assertGreaterEqual(r.seconds, 0.25)
+        self.assertLess(r.seconds, 0.95)
+
+    def test_not_ready_when_it_ends_or_in_time(self):
+        with runner.Started(with_fds("import sys; sys.exit(4)"), ready=True) as started:
+            self.assertFalse(started.wait_ready(30))
+            self.assertEqual(started.finish(30).returncode, 4)
+        with runner.Started(with_fds("import time; time.sleep(60)"), ready=True) as started:
+            t0 = time.monotonic()
+            self.assertFalse(started.wait_ready(0.3))
+            self.assertLess(time.monotonic() - t0, 5)
+            r = started.finish(0.3)
+        self.assertTrue(r.timed_out)
+
+    def test_leaving_without_finish_kills_the_group(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            pidfile = Path(tmp) / "pid"
+            with runner.Started(with_fds(f"""
+                import os, subprocess, sys, time
+                child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+                open({str(pidfile)!r}, "w").write(str(child.pid))
+                os.write(int(sys.argv[2]), b"ready\\n")
+                time.sleep(60)
+            """), ready=True) as started:
+                self.assertTrue(started.wait_ready(30))
+            pid = int(pidfile.read_text())
+            for _ in range(100):
+                try:      # gone, or a zombie nobody reaped yet
+                    if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+                        break
+                except OSError:
+                    break
+                time.sleep(0.05)
+            else:
+                self.fail("the child of a started command outlived it")
+
+
 if __name__ == "__main__":
     unittest.main()

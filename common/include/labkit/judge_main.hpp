@@ -1,7 +1,8 @@
 // Start-up shared by the judges (the test and the benchmark programs): reads the labkit flags
 // (--labkit-worker, --labkit-worker-for, --labkit-results-fd, --labkit-seed-stdin,
-// --labkit-call-timeout, --labkit-test-budget, --labkit-sanitizer, --labkit-list-benchmarks)
-// out of argv, hardens the process, and sets the seed.
+// --labkit-ready-fd, --labkit-call-timeout, --labkit-test-budget, --labkit-sanitizer,
+// --labkit-list-benchmarks) out of argv, hardens the process, and sets the seed (with
+// --labkit-ready-fd, only once the program calls judge_ready).
 #pragma once
 
 #include <string>
@@ -16,10 +17,20 @@ struct JudgeArgs {
   // Benchmarks: --labkit-list-benchmarks prints the names of the benchmarks this program has
   // (one per line, those --smoke would run with it) and runs nothing: no GPU needed.
   bool list = false;
+  // --labkit-ready-fd=N: the grader starts this judge before it may use the GPU alone; the
+  // judge gets ready (its GPU context, its workers), says so on N and only then reads the seed
+  // on standard input, which the grader sends once the GPU is this judge's (judge_ready).
+  int ready_fd = -1;
+  bool seed_stdin = false;  // --labkit-seed-stdin
 };
 
 // Removes the labkit flags from argv. Throws std::invalid_argument with a usage message.
 JudgeArgs parse_judge_args(int& argc, char** argv);
+
+// With --labkit-ready-fd: writes one line to that descriptor, closes it, then waits for the
+// seed on standard input (--labkit-seed-stdin) and sets it. Without: nothing (the seed, if any,
+// was read by parse_judge_args). Throws std::invalid_argument when no seed comes.
+void judge_ready(JudgeArgs& args);
 
 // Writes all of `text` to `fd` (results are small); false on failure.
 bool write_all(int fd, const std::string& text);
