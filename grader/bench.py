@@ -42,20 +42,22 @@ def _matches(entry: dict, name: str) -> bool:
     return isinstance(entry_name, str) and (entry_name == name or entry_name.startswith(name + "/"))
 
 
-# How long a bench judge started ahead (start_benchmarks) may take to get ready: its GPU context
-# and its workers' (each worker's start is bounded by the judge itself). One that is not ready
-# by then is not waited for: its run, from the seed on, is bounded by run_benchmarks' timeout.
+# How long a bench judge started ahead (start_benchmarks) may take to get ready: its GPU context,
+# its workers' start (each bounded by the judge itself) and its instances. One that is not ready
+# by then is not waited for: its run, from its 'go' on, is bounded by run_benchmarks' timeout.
 READY_TIMEOUT_S = 60.0
 
 
 class Started:
-    """A bench judge started ahead of its benchmarks (start_benchmarks): it makes its GPU
-    context and starts its workers, then waits for the seed, which run_benchmarks sends. Until
-    then it has no inputs and times nothing. Leaving the `with` kills it if it did not run."""
+    """A bench judge started ahead of its benchmarks (start_benchmarks), given its seed: it
+    makes its GPU context, starts its workers and draws its benchmarks' instances, then waits
+    for 'go', which run_benchmarks sends. Until then it times nothing and no worker has seen an
+    input. Leaving the `with` kills it if it did not run."""
 
-    def __init__(self, binary: Path, names: list, *, worker: Path, env: dict | None = None,
-                 routes: dict | None = None, no_shared_memory: bool = False):
-        self.binary, self.names = binary, list(names)
+    def __init__(self, binary: Path, names: list, *, worker: Path, seed: int,
+                 env: dict | None = None, routes: dict | None = None,
+                 no_shared_memory: bool = False):
+        self.binary, self.names, self.seed = binary, list(names), seed
         self._stack = contextlib.ExitStack()
         try:
             cwd = self._stack.enter_context(judge.private_dir())
@@ -64,6 +66,7 @@ class Started:
                                               no_shared_memory),
                 ready=True, cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env()))
+            self.run.send(f"{seed}\n".encode())
         except OSError as e:
             self._stack.close()
             raise BenchError("failed", f"could not start {binary.name}: {e.strerror}") from None
@@ -78,7 +81,7 @@ class Started:
         self.close()
 
     def wait_ready(self, timeout_s: float | None = None) -> bool:
-        """True once the judge is ready for its seed (False: it ended, or is not ready within
+        """True once the judge is ready for its 'go' (False: it ended, or is not ready within
         `timeout_s`, by default READY_TIMEOUT_S)."""
         return self.run.wait_ready(READY_TIMEOUT_S if timeout_s is None else timeout_s)
 
@@ -94,13 +97,14 @@ def _command(binary: Path, names: list, fd: int, ready_fd: int | None, worker: P
             *gtest.worker_args(worker, routes, no_shared_memory)]
 
 
-def start_benchmarks(binary: Path, names: list, *, worker: Path, env: dict | None = None,
-                     routes: dict | None = None, no_shared_memory: bool = False) -> Started:
-    """Starts the bench judge for the named benchmarks without its seed (Started): what it does
-    before the seed (its GPU context, its workers' start) may overlap other labs' tests, so the
+def start_benchmarks(binary: Path, names: list, *, worker: Path, seed: int,
+                     env: dict | None = None, routes: dict | None = None,
+                     no_shared_memory: bool = False) -> Started:
+    """Starts the bench judge for the named benchmarks (Started): what it does before its 'go'
+    (its GPU context, its workers' start, its instances) may overlap other labs' tests, so the
     GPU's exclusive hold covers only the benchmarks themselves. Raises BenchError('failed')
     when it cannot be started."""
-    return Started(binary, names, worker=worker, env=env, routes=routes,
+    return Started(binary, names, worker=worker, seed=seed, env=env, routes=routes,
                    no_shared_memory=no_shared_memory)
 
 
@@ -112,19 +116,19 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
     reported an error or is missing. `routes`: the variants that run in a worker of their own
     (gtest.worker_args); a benchmark's calls go to its variant's worker. `no_shared_memory`:
     the lab refuses shared memory (gtest.no_shared_memory). `started`: that judge, already
-    started by start_benchmarks for these `names` (it is sent the seed now; `timeout_s` counts
-    from then); it is closed here either way.
+    started by start_benchmarks for these `names` and `seed` (it is sent 'go' now; `timeout_s`
+    counts from then); it is closed here either way.
 
     Raises BenchError('timeout'|'failed', message) when the run as a whole gave no document:
     a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
     if started is None:
-        started = start_benchmarks(binary, names, worker=worker, env=env, routes=routes,
-                                   no_shared_memory=no_shared_memory)
-    elif list(started.names) != list(names):
+        started = start_benchmarks(binary, names, worker=worker, seed=seed, env=env,
+                                   routes=routes, no_shared_memory=no_shared_memory)
+    elif list(started.names) != list(names) or started.seed != seed:
         started.close()
-        raise ValueError("run_benchmarks: the started judge runs other benchmarks")
+        raise ValueError("run_benchmarks: the started judge runs other benchmarks or seed")
     with started:
-        proc = started.run.finish(timeout_s, stdin_data=f"{seed}\n".encode())
+        proc = started.run.finish(timeout_s, stdin_data=b"go\n")
     if proc.timed_out:
         raise BenchError("timeout", f"the benchmarks did not finish within {timeout_s:g} s and "
                                     f"were killed (a very slow or hanging kernel)")

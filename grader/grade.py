@@ -783,10 +783,10 @@ def benchmarked(cfg: LabConfig, lab: LabResult, run_performance: bool) -> bool:
 
 def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 hashes: judge.BinaryHashes):
-    """The lab's bench judge, started now (bench.start_benchmarks) and ready for its seed, or
+    """The lab's bench judge, started now (bench.start_benchmarks) and ready for its 'go', or
     None when it could not be (score_lab then starts it itself, and reports what fails). Started
-    under the GPU's shared lock, like tests: its GPU context and its workers' start overlap other
-    labs' tests, never a benchmark. Stage 'bench: start'."""
+    under the GPU's shared lock, like tests: its GPU context, its workers' start and its
+    instances overlap other labs' tests, never a benchmark. Stage 'bench: start'."""
     workers = [w.target for w in lab_paths.workers]
     try:
         hashes.verify(lab_paths.bench.target, *workers)
@@ -796,7 +796,7 @@ def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         try:
             started = bench.start_benchmarks(
                 lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
-                routes=lab_paths.worker_routes,
+                seed=lab.seed, routes=lab_paths.worker_routes,
                 no_shared_memory=gtest.no_shared_memory(cfg.policy))
         except bench.BenchError:
             return None
@@ -927,7 +927,7 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
     """Every performance entry of the lab, measured in one bench-judge run that holds the GPU
     exclusively (`started`: that judge, started ahead by start_bench). Stages: 'bench:
     <benchmark>' per benchmark that reported its wall time, and 'bench: other' for the rest of
-    the judge's run from its seed on (its start, when not started ahead, and its exit, any
+    the judge's run from its 'go' on (its start, when not started ahead, and its exit, any
     benchmark that reported none)."""
     names = benchmark_names(cfg)
     timeout_s = sum(p.timeout_s for p in cfg.performance)

@@ -200,6 +200,14 @@ class Started:
     def __exit__(self, *exc):
         self.close()
 
+    def send(self, data: bytes) -> None:
+        """Writes `data` to the child's standard input, leaving it open (finish closes it)."""
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except OSError:   # it exited (or closed its stdin) without reading: its business
+            pass
+
     def wait_ready(self, timeout_s: float) -> bool:
         """True once the child wrote a line on its ready pipe; False when it closed the pipe or
         ended without one, or at `timeout_s` (then it goes on running). The results pipe is read

@@ -460,16 +460,18 @@ int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke
     std::fprintf(stderr, "worker for %s: %s (%s)\n", variant.c_str(), path.c_str(),
                  worker_for(variant).sandbox().c_str());
   }
+  const bool smoke = args.smoke;
+  const std::vector<Spec> all = specs(smoke);  // instances drawn from the seed (lab 06's matrices)
   try {
-    // Started ahead (--labkit-ready-fd): ready now, with the GPU context and every worker up; the
-    // seed, and with it every input, comes once the grader holds the GPU for this judge alone.
+    // Started ahead (--labkit-ready-fd): ready now, with the GPU context, every worker and every
+    // instance made; nothing is timed, and no worker sees an input, before the grader's 'go',
+    // sent once it holds the GPU for this judge alone.
     judge_ready(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", argv[0], e.what());
     return 2;
   }
-  const bool smoke = args.smoke;
-  for (const Spec& spec : specs(smoke)) {
+  for (const Spec& spec : all) {
     benchmark::RegisterBenchmark(spec.name.c_str(),
                                  [spec, smoke](benchmark::State& state) {
                                    const auto started = std::chrono::steady_clock::now();

@@ -40,12 +40,6 @@ uint64_t parse_u64(const std::string& text, const char* what) {
   return v;
 }
 
-void read_seed() {
-  std::string line;
-  if (!std::getline(std::cin, line)) throw std::invalid_argument("--labkit-seed-stdin: no seed on stdin");
-  set_test_seed(parse_u64(line, "the seed"));
-}
-
 }  // namespace
 
 bool write_all(int fd, const std::string& text) {
@@ -66,6 +60,7 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   JudgeArgs args;
   WorkerOptions options = worker_options();
+  bool seed_stdin = false;
   int kept = 1;
   for (int i = 1; i < argc; ++i) {
     std::string v;
@@ -88,7 +83,7 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
     } else if (take(argv[i], "--labkit-results-fd", &v)) {
       args.results_fd = static_cast<int>(parse_u64(v, "--labkit-results-fd"));
     } else if (take(argv[i], "--labkit-seed-stdin", &v)) {
-      args.seed_stdin = true;
+      seed_stdin = true;
     } else if (take(argv[i], "--labkit-ready-fd", &v)) {
       args.ready_fd = static_cast<int>(parse_u64(v, "--labkit-ready-fd"));
     } else if (take(argv[i], "--labkit-call-timeout", &v)) {
@@ -132,7 +127,11 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
   if (args.ready_fd >= 0 && ::fcntl(args.ready_fd, F_GETFD) < 0) {
     throw std::invalid_argument("--labkit-ready-fd: descriptor " + std::to_string(args.ready_fd) + " is not open");
   }
-  if (args.ready_fd < 0 && args.seed_stdin) read_seed();
+  if (seed_stdin) {
+    std::string line;
+    if (!std::getline(std::cin, line)) throw std::invalid_argument("--labkit-seed-stdin: no seed on stdin");
+    set_test_seed(parse_u64(line, "the seed"));
+  }
   return args;
 }
 
@@ -142,7 +141,10 @@ void judge_ready(JudgeArgs& args) {
   ::close(args.ready_fd);
   args.ready_fd = -1;
   if (!said) throw std::invalid_argument("--labkit-ready-fd: the grader is not reading it");
-  if (args.seed_stdin) read_seed();
+  std::string line;
+  if (!std::getline(std::cin, line) || line != "go") {
+    throw std::invalid_argument("--labkit-ready-fd: no 'go' on stdin");
+  }
 }
 
 }  // namespace labkit

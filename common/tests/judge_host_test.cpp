@@ -303,40 +303,49 @@ std::vector<std::string> parse(std::vector<std::string> args) {
   return std::vector<std::string>(argv.begin(), argv.begin() + argc);
 }
 
-// --labkit-ready-fd: the seed is read only when the judge says it is ready (judge_ready), so a
-// bench judge started ahead of the GPU's exclusive hold has no inputs until then.
-TEST(JudgeHost, ReadyFdDefersTheSeedUntilTheJudgeIsReady) {
+// --labkit-ready-fd: a bench judge started ahead of the GPU's exclusive hold reads its seed at
+// once, says it is ready, and goes on only at the grader's 'go' (judge_ready).
+TEST(JudgeHost, ReadyFdWaitsForGoAfterSayingReady) {
   const WorkerOptions saved = worker_options();
   const uint64_t saved_seed = test_seed();
-  int ready[2], in[2];
-  ASSERT_EQ(::pipe(ready), 0);
-  ASSERT_EQ(::pipe(in), 0);
-  ASSERT_EQ(::write(in[1], "4242\n", 5), 5);
-  ::close(in[1]);
   const int stdin_copy = ::dup(0);
   ASSERT_GE(stdin_copy, 0);
-  ASSERT_EQ(::dup2(in[0], 0), 0);
-  ::close(in[0]);
-  set_test_seed(7);
-  std::vector<std::string> args = {"judge", "--labkit-seed-stdin",
-                                   "--labkit-ready-fd=" + std::to_string(ready[1])};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  JudgeArgs parsed = parse_judge_args(argc, argv.data());
-  EXPECT_EQ(test_seed(), 7u) << "the seed was read before the judge was ready";
-  EXPECT_EQ(parsed.ready_fd, ready[1]);
-  judge_ready(parsed);
-  EXPECT_EQ(test_seed(), 4242u);
-  EXPECT_EQ(parsed.ready_fd, -1);
-  char said[16] = {};
-  EXPECT_EQ(::read(ready[0], said, sizeof said), 6);
-  EXPECT_STREQ(said, "ready\n");
-  EXPECT_EQ(::read(ready[0], said, sizeof said), 0) << "the ready descriptor stays open";
-  ::close(ready[0]);
+  for (const char* rest : {"go\n", "", "gone\n"}) {
+    int ready[2], in[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    ASSERT_EQ(::pipe(in), 0);
+    const std::string input = std::string("4242\n") + rest;
+    ASSERT_EQ(::write(in[1], input.data(), input.size()), static_cast<ssize_t>(input.size()));
+    ::close(in[1]);
+    ASSERT_EQ(::dup2(in[0], 0), 0);
+    ::close(in[0]);
+    std::clearerr(stdin);  // the last round's end of file
+    std::cin.clear();
+    set_test_seed(7);
+    std::vector<std::string> args = {"judge", "--labkit-seed-stdin",
+                                     "--labkit-ready-fd=" + std::to_string(ready[1])};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int argc = static_cast<int>(args.size());
+    JudgeArgs parsed = parse_judge_args(argc, argv.data());
+    EXPECT_EQ(test_seed(), 4242u);
+    EXPECT_EQ(parsed.ready_fd, ready[1]);
+    if (std::string(rest) == "go\n") {
+      EXPECT_NO_THROW(judge_ready(parsed));
+    } else {
+      EXPECT_THROW(judge_ready(parsed), std::invalid_argument) << rest;
+    }
+    EXPECT_EQ(parsed.ready_fd, -1);
+    char said[16] = {};
+    EXPECT_EQ(::read(ready[0], said, sizeof said), 6);
+    EXPECT_STREQ(said, "ready\n");
+    EXPECT_EQ(::read(ready[0], said, sizeof said), 0) << "the ready descriptor stays open";
+    ::close(ready[0]);
+  }
   ::dup2(stdin_copy, 0);
   ::close(stdin_copy);
+  std::clearerr(stdin);
   std::cin.clear();
   set_test_seed(saved_seed);
   set_worker_options(saved);

@@ -284,8 +284,8 @@ def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | No
 #   garbage (writes half a JSON document), stdout_only (writes the document to stdout, nothing
 #   on the descriptor), seed (ratio as given when the seed from stdin is '1234', else 0.001),
 #   exit_before_ready (the judge exits 3 at once), never_ready (sleeps 100 s before it says it
-#   is ready). With --labkit-ready-fd the judge writes 'ready' there before it reads its seed,
-#   logging the GPU lock's state then to <log>.ready.
+#   is ready). With --labkit-ready-fd the judge reads its seed, writes 'ready' there (logging
+#   the GPU lock's state then to <log>.ready) and waits for 'go' on stdin (else it exits 2).
 ERROR_MESSAGE = "output differs from cuBLAS before timing: C[3,7] = 1.5, expected 2.5"
 
 _BENCH_BODY = """
@@ -303,13 +303,15 @@ def main():
         return 3
     if "never_ready" in hows:
         time.sleep(100)
+    seed = read_seed(f)
     if ready:
-        # the GPU lock as it is when this judge says it is ready (before its seed)
+        # the GPU lock as it is when this judge says it is ready (before its 'go')
         with open(str(LOG) + ".ready", "a") if LOG else open(os.devnull, "w") as out:
-            out.write(json.dumps({{"lock": lock_state(LOCK)}}) + "\\n")
+            out.write(json.dumps({{"lock": lock_state(LOCK), "seed": seed}}) + "\\n")
         os.write(int(ready), b"ready\\n")
         os.close(int(ready))
-    seed = read_seed(f)
+        if sys.stdin.readline() != "go\\n":
+            return 2
     log_run(LOG, f, seed, LOCK)
     flt = f.get("benchmark_filter", ".")
     res = results_stream(f)

@@ -476,12 +476,12 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(lab.performance[0].points, 0.0)
 
     def test_the_bench_judge_is_ready_before_its_seed_and_the_gpu_held_alone(self):
-        # Started as the tests end, under the shared lock; the seed only inside the exclusive one
+        # Started as the tests end, under the shared lock; 'go' only inside the exclusive one
         lab = self.grade_lab(tests_all_pass(), benches(how="seed"), seed=1234)
         self.assertEqual(lab.performance[0].status, "measured", lab.performance[0].message)
-        self.assertEqual(lab.performance[0].metric, 0.03)             # the seed came, after
+        self.assertEqual(lab.performance[0].metric, 0.03)             # the seed came, then 'go'
         ready = fakes.read_log(Path(str(self.build.log) + ".ready"))
-        self.assertEqual([r["lock"] for r in ready], ["shared"])
+        self.assertEqual([(r["lock"], r["seed"]) for r in ready], [("shared", "1234")])
         (run,) = [r for r in self.build.runs() if any(a.startswith("--benchmark") for a in r["argv"])]
         self.assertEqual(run["lock"], "exclusive")
         self.assertTrue(any(a.startswith("--labkit-ready-fd=") for a in run["argv"]))
@@ -833,10 +833,11 @@ class GradeFlowTest(TempDirTest):
         def scan(real):
             def wrapped(*args, **kw):
                 # What the build folder (the staged files included) and the judges' command
-                # line and environment hold when a judge starts (less the fake judges' own log
-                # of their runs, which the test judge has written by the time the bench runs).
+                # line and environment hold when a judge starts (less the fake judges' own logs
+                # of their runs, which the test judge has written by the time the bench starts).
+                logs = (self.fake.log, Path(str(self.fake.log) + ".ready"))
                 text = b"".join(p.read_bytes() for p in sorted(self.build_dir.rglob("*"))
-                                if p.is_file() and not p.is_symlink() and p != self.fake.log)
+                                if p.is_file() and not p.is_symlink() and p not in logs)
                 seen.append((str(drawn).encode() in text,
                              any(str(drawn) in str(a) for a in args),
                              any(str(drawn) in str(v) for k, v in kw.items() if k != "seed"),
@@ -846,8 +847,8 @@ class GradeFlowTest(TempDirTest):
 
         with mock.patch.object(seeds, "draw_seed", draw), \
                 mock.patch.object(grade.gtest, "run_judge", scan(grade.gtest.run_judge)), \
-                mock.patch.object(grade.bench, "run_benchmarks",
-                                  scan(grade.bench.run_benchmarks)):
+                mock.patch.object(grade.bench, "start_benchmarks",
+                                  scan(grade.bench.start_benchmarks)):
             r = self.run_grade(seed=None, tests=tests_pass_any_seed())
         self.assertEqual(r.labs[0].seed, drawn)
         self.assertEqual(seen, [(False, False, False, False)] * 2)   # test judge, bench judge

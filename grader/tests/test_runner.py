@@ -346,16 +346,18 @@ class StartedTest(unittest.TestCase):
     def test_ready_then_stdin_then_results(self):
         with runner.Started(with_fds("""
             import os, sys, time
+            seed = sys.stdin.readline().strip()
             os.write(int(sys.argv[2]), b"ready\\n")
-            seed = sys.stdin.readline().strip()   # only after the ready line
+            go = sys.stdin.readline().strip()     # only after the ready line
             time.sleep(0.3)
-            os.write(int(sys.argv[1]), seed.encode())
+            os.write(int(sys.argv[1]), (seed + go).encode())
         """), ready=True) as started:
+            started.send(b"77\n")
             self.assertTrue(started.wait_ready(30))
             time.sleep(1.0)                           # waiting is not part of its run
-            r = started.finish(30, stdin_data=b"77\n")
+            r = started.finish(30, stdin_data=b"go\n")
         self.assertEqual(r.returncode, 0, r.output)
-        self.assertEqual(r.results, b"77")
+        self.assertEqual(r.results, b"77go")
         self.assertGreaterEqual(r.seconds, 0.25)
         self.assertLess(r.seconds, 0.95)
 

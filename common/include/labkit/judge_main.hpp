@@ -1,8 +1,7 @@
 // Start-up shared by the judges (the test and the benchmark programs): reads the labkit flags
 // (--labkit-worker, --labkit-worker-for, --labkit-results-fd, --labkit-seed-stdin,
 // --labkit-ready-fd, --labkit-call-timeout, --labkit-test-budget, --labkit-sanitizer,
-// --labkit-list-benchmarks) out of argv, hardens the process, and sets the seed (with
-// --labkit-ready-fd, only once the program calls judge_ready).
+// --labkit-list-benchmarks) out of argv, hardens the process, and sets the seed.
 #pragma once
 
 #include <string>
@@ -18,18 +17,18 @@ struct JudgeArgs {
   // (one per line, those --smoke would run with it) and runs nothing: no GPU needed.
   bool list = false;
   // --labkit-ready-fd=N: the grader starts this judge before it may use the GPU alone; the
-  // judge gets ready (its GPU context, its workers), says so on N and only then reads the seed
-  // on standard input, which the grader sends once the GPU is this judge's (judge_ready).
+  // judge gets ready (its GPU context, its workers, its benchmarks' instances), says so on N
+  // and waits for the line 'go' on standard input, which the grader sends once the GPU is
+  // this judge's (judge_ready).
   int ready_fd = -1;
-  bool seed_stdin = false;  // --labkit-seed-stdin
 };
 
 // Removes the labkit flags from argv. Throws std::invalid_argument with a usage message.
 JudgeArgs parse_judge_args(int& argc, char** argv);
 
 // With --labkit-ready-fd: writes one line to that descriptor, closes it, then waits for the
-// seed on standard input (--labkit-seed-stdin) and sets it. Without: nothing (the seed, if any,
-// was read by parse_judge_args). Throws std::invalid_argument when no seed comes.
+// line 'go' on standard input (after the seed, with --labkit-seed-stdin). Without: nothing.
+// Throws std::invalid_argument when something else, or nothing, comes.
 void judge_ready(JudgeArgs& args);
 
 // Writes all of `text` to `fd` (results are small); false on failure.
