@@ -202,6 +202,31 @@ class ElfFile:
                     out.append((self._string(names, name), shndx != SHN_UNDEF))
         return out
 
+    def symbol_table(self) -> list:
+        """[(name, info, shndx)] of every entry of the .symtab sections, in index order (the
+        null entry 0 included): where other sections refer to symbols by number (a cubin's
+        attributes). info = bind << 4 | type."""
+        out = []
+        for sec in self.sections:
+            if sec.type != SHT_SYMTAB:
+                continue
+            names = self._strings(sec.link)
+            fmt, size = ("IBBHQQ", 24) if self.is64 else ("IIIBBH", 16)
+            if sec.size % size:
+                raise ElfError(f"{self.where}: a symbol table of {sec.size} bytes")
+            for at in range(sec.offset, sec.offset + sec.size, size):
+                fields = self._unpack(fmt, at)
+                if self.is64:
+                    name, info, shndx = fields[0], fields[1], fields[3]
+                else:
+                    name, info, shndx = fields[0], fields[3], fields[5]
+                out.append((self._string(names, name), info, shndx))
+        return out
+
+    def section_data(self, section: Section) -> bytes:
+        """The bytes of `section` (empty for SHT_NOBITS)."""
+        return b"" if section.type == SHT_NOBITS else self._bytes(section.offset, section.size)
+
     def imports(self) -> set:
         """The names the program takes from its libraries: undefined in .dynsym."""
         out = set()

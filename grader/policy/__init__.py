@@ -27,7 +27,7 @@ into their file at compile time. Seven rules, each a `Violation.rule`:
                (shared_memory), no shared memory either: no instruction that addresses it,
                no read of the shared window's base, no static __shared__ (-res-usage).
                In every lab: device code calls out of itself only into printf and assert
-               (cuobjdump -elf's undefined functions): no malloc, free, new or delete in a
+               (the undefined functions of its ELF images, cubin.py): no malloc, free, new or delete in a
                kernel (the device heap outlives a call).
   include      every file the source pulls in is the source itself, one of the lab's
                interface headers, or a system/toolkit header that is not a vendor or harness
@@ -49,6 +49,7 @@ Where each part lives (grader.policy is the entry: check_submission and the name
   object_rules.py      the import, definition, constructor and syscall rules
   source_rules.py      the include and source rules
   device.py            the device rule, and where cuobjdump is found
+  cubin.py             the device code's ELF images read from their bytes: symbols, attributes
   elf_object.py        an object read with nm, readelf and objdump (and grader/elf.py)
   demangle.py          c++filt, and the outermost name read from a mangled symbol
   branches.py          machine code as control flow: branches, their targets, the walk from a

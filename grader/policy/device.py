@@ -1,7 +1,7 @@
 """The device rule: the kernels' machine code (SASS, read with cuobjdump -sass -res-usage) must not
 use the instruction families a lab refuses (tensor cores, 16-bit and 8-bit floating point,
-shared memory), and may call out of itself only into printf and assert (no device heap:
-cuobjdump -elf); where cuobjdump is found (find_cuobjdump); and the findings kept beside the object
+shared memory), and may call out of itself only into printf and assert (no device heap: the
+ELF images' symbols, grader/policy/cubin.py); where cuobjdump is found (find_cuobjdump); and the findings kept beside the object
 for a re-grading of the same code."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader import elf, runner
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
-from grader.policy import demangle, tools
+from grader.policy import cubin, demangle, tools
 from grader.policy.rules import Violation
 from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOUT_S,
                                  ListingTooLarge, real, short)
@@ -203,10 +203,13 @@ def _read_sass(path: Path) -> str:
     return _cuobjdump(path, "-sass", "-res-usage")
 
 
-def _read_elf(path: Path) -> str:
-    """cuobjdump -elf of an object (each ELF's sections, its symbol table among them); '' when
-    it holds no device code."""
-    return _cuobjdump(path, "-elf")
+def _read_cubins(path: Path) -> list:
+    """The object's ELF images, read from their bytes (cubin.read_cubins)."""
+    tool = find_cuobjdump()
+    if tool is None:
+        raise _cuobjdump_missing("cuobjdump (the CUDA toolkit's, or NVIDIA's wheel "
+                                 "nvidia-cuda-cuobjdump) was not found")
+    return cubin.read_cubins(path, tool)
 
 
 def _cuobjdump(path: Path, *flags: str) -> str:
@@ -261,7 +264,8 @@ _STATIC_SHARED_MESSAGE = (
 # ---------------------------------------------------------------------------------------------
 # Rule: what device code calls outside itself (every lab). Compiled as the labs compile it (whole
 # program, no -rdc), device code can call out of itself only into what the driver links in at
-# load time: the undefined functions of each ELF's symbol table (cuobjdump -elf). printf
+# load time: the undefined functions of each ELF image's symbol table and the externs of its kernels'
+# attributes, read from the image's bytes (grader/policy/cubin.py). printf
 # (vprintf) and assert (__assertfail) are allowed. malloc, free and
 # __cuda_syscall_aligned_malloc (malloc, free, new, delete and __nv_aligned_device_malloc in a
 # kernel) are not: the device heap outlives a copy of the module, the one place where a kernel
@@ -272,100 +276,11 @@ _STATIC_SHARED_MESSAGE = (
 # ---------------------------------------------------------------------------------------------
 DEVICE_CALLS_ALLOWED = ("vprintf", "__assertfail")
 _HEAP_CALLS = ("malloc", "free", "__cuda_syscall_aligned_malloc")
-# A row of cuobjdump -elf's .symtab, in the two layouts its versions print: named columns
-# (cuobjdump 13.5: Num Value Size Type Bind Vis Other Ndx Name, FUNC by name) and numeric ones
-# (13.0 to 13.2, the toolkit's own on the course's GPU machines: index value size info other shndx
-# name, where info = bind << 4 | type and FUNC is type 2). Both are read: a rule that reads one
-# layout finds nothing in the other (the GPU machines' cuobjdump let a kernel's malloc through).
-_SYMTAB_NAMED = re.compile(r"^\s*\S+\s+\S+\s+\S+\s+(?P<type>[A-Z_]+)\s+\S+\s+\S+\s+\S+\s+"
-                           r"(?P<ndx>\S+)\s+(?P<name>\S+)\s*$")
-_HEX_OR_INT = r"(?:0x[0-9a-f]+|\d+)"
-_SYMTAB_NUMERIC = re.compile(rf"^\s*{_HEX_OR_INT}\s+{_HEX_OR_INT}\s+{_HEX_OR_INT}\s+"
-                             rf"(?P<info>{_HEX_OR_INT})\s+{_HEX_OR_INT}\s+(?P<ndx>{_HEX_OR_INT})\s+"
-                             r"(?P<name>\S+)\s*$")
-_STT_FUNC = 2
-# The kernel's EIATTR_EXTERNS attribute (.nv.info.<kernel>), the same in every version:
-# "Value:	externs:	malloc(0x29)	free(0x2a)". Read too: a second source for the same names.
-_EXTERNS = re.compile(r"\bexterns:(.*)$")
-_EXTERN_NAME = re.compile(r"(\S+?)\(0x[0-9a-f]+\)")
 _DEVICE_CALL_MESSAGE = "calls {name} in device code: {why}"
 _HEAP_WHY = ("malloc, free, new and delete in a kernel allocate from the device heap, which "
              "outlives a call, so no lab allows them: use the buffers your launcher is given "
              "(a workspace where the lab has one), shared memory or registers")
 _OTHER_WHY = ("device code in these labs may call only printf and assert outside itself")
-
-
-def _int(text: str) -> int:
-    return int(text, 16) if text.startswith("0x") else int(text)
-
-
-_SYMTAB_HEADER = re.compile(r"^\s*(?:Num\s+Value|index\s+value)\b", re.IGNORECASE)
-
-
-_SYMTAB_INDEX = re.compile(r"^\s*(?:0x[0-9a-f]+|\d+)\s")
-
-
-def _symtab_lines(elf_listing: str):
-    """(line, row) for every row of each .symtab section of cuobjdump -elf's listing, from the
-    section's .section line to the first blank line after its rows (the next section's dump
-    may follow without a .section line: ".nv.constant4" and its words). Rows begin with the
-    symbol's index; lines before the first row (the column header, blank lines) are passed
-    over. row = (type, ndx, name) in either layout (type 'FUNC', 'OBJECT', ... or the numeric
-    info's low four bits), or None for a line among the rows that neither layout reads."""
-    in_symtab = started = False
-    for line in tools.lines(elf_listing):
-        if line.startswith(".section"):
-            in_symtab, started = line.split()[1:2] == [".symtab"], False
-            continue
-        if not in_symtab:
-            continue
-        if not line.strip():
-            in_symtab = not started          # a blank line after the rows ends the table
-            continue
-        if not _SYMTAB_INDEX.match(line) or _SYMTAB_HEADER.match(line):
-            if started:
-                yield line, None             # a line among the rows that is not one
-            continue
-        started = True
-        m = _SYMTAB_NUMERIC.match(line)
-        if m:
-            yield line, ("FUNC" if _int(m["info"]) & 0xf == _STT_FUNC else "other",
-                         _int(m["ndx"]), m["name"])
-            continue
-        m = _SYMTAB_NAMED.match(line)
-        if m and re.fullmatch(_HEX_OR_INT, m["ndx"]):
-            yield line, (m["type"], _int(m["ndx"]), m["name"])
-        else:
-            yield line, None
-
-
-def _symtab_rows(elf_listing: str):
-    return (row for _, row in _symtab_lines(elf_listing) if row is not None)
-
-
-def device_calls(elf_listing: str) -> list:
-    """The functions the device code calls outside itself, each once, in the order found: the
-    undefined FUNC symbols of each ELF's symbol table (either layout cuobjdump prints), and the
-    names of each kernel's externs attribute."""
-    names = []
-    for kind, ndx, name in _symtab_rows(elf_listing):
-        if kind == "FUNC" and ndx == 0 and name not in names:
-            names.append(name)
-    for line in tools.lines(elf_listing):
-        m = _EXTERNS.search(line)
-        if m:
-            names += [n for n in _EXTERN_NAME.findall(m.group(1)) if n not in names]
-    return names
-
-
-def symbol_table_unread(elf_listing: str) -> bool:
-    """True where a row of a symbol table (a line that begins with an index) could not be read,
-    or a symbol table has no rows: a layout of a cuobjdump this code does not know, where a rule
-    on the symbols would miss what it cannot read."""
-    has_table = any(line.split()[1:2] == [".symtab"] for line in tools.lines(elf_listing)
-                    if line.startswith(".section"))
-    rows = list(_symtab_lines(elf_listing))
-    return has_table and (not rows or any(row is None for _, row in rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -396,14 +311,12 @@ _BANK0 = re.compile(r"\bc\[0x0\]\[(?:(?P<reg>U?R(?:\d+|Z))\+?)?(?P<off>-?0x[0-9a
 # global memory descriptor and the parameters (0x210 to the largest parameter block's end).
 _BANK0_ALLOWED = ((0x0, 0x18), (0x20, 0x2c), (0x44, 0x4c), (0x6c, 0x70), (0xd0, 0xd8),
                   (0x140, 0x168), (0x188, 0x18c), (0x208, 0x210))
-# A kernel's parameters: from 0x210, as many bytes as its own (EIATTR_CBANK_PARAM_SIZE in the
-# ELF's .nv.info.<kernel> section). A read past them (ld.param at a constant beyond the last
-# parameter: what the driver left there from another launch) is refused. A kernel the listing
-# does not describe gets the largest parameter block (32764 bytes).
+# A kernel's parameters: from 0x210, as many bytes as its own (its image's .nv.info.<kernel>
+# attributes, read from the bytes: cubin.param_sizes). A read past them (ld.param at a constant beyond the last
+# parameter: what the driver left there from another launch) is refused. A kernel no image
+# describes gets the largest parameter block (32764 bytes).
 _PARAMS_AT = 0x210
 _PARAMS_MOST = 0x8000 - 4
-_NV_INFO = re.compile(r"^\.nv\.info\.(\S+)\s*$")
-_KPARAM = re.compile(r"\bOffset\s*:\s*(0x[0-9a-f]+)\s+Size\s*:\s*(0x[0-9a-f]+)")
 _LAUNCH_ID_SLOTS = range(0x30, 0x38)       # %gridid, 64 bits
 _PARAM_ADDRESS_SLOTS = range(0x198, 0x1a0)  # the parameters' generic address
 _LAUNCH_ID_MESSAGE = ("reads the grid's launch id (%gridid, c[0x0][0x30]) in {kernel}: it counts "
@@ -435,67 +348,19 @@ def _bank0_width(op: str) -> int:
     return 4
 
 
-def described_twice(elf_listing: str) -> list:
-    """The kernels with more than one .nv.info.<kernel> section in cuobjdump -elf's listing.
-    The grader builds one ELF (one architecture), where each kernel has one such section, before
-    the object's PTX text (cuobjdump -elf prints it, comments included, with -lineinfo): a
-    second one is text the student wrote into a PTX comment, with real newlines, to forge a
-    larger parameter block (a red team's, round 15), or a second ELF the student added."""
-    seen, twice = set(), []
-    for line in tools.lines(elf_listing):
-        m = _NV_INFO.match(line)
-        if m:
-            if m.group(1) in seen and m.group(1) not in twice:
-                twice.append(m.group(1))
-            seen.add(m.group(1))
-    return twice
+_DESCRIBED_TWICE_MESSAGE = ("the device code describes the kernel {kernel} twice (two ELF images, "
+                            "or two .nv.info sections, where nvcc makes one): its parameters "
+                            "could not be read, so the object is refused")
+_CUBIN_UNREAD_MESSAGE = ("the device code's ELF image could not be read ({why}), so what its "
+                         "kernels call and the size of their parameters could not be checked")
 
 
-_DESCRIBED_TWICE_MESSAGE = ("the device code's listing describes the kernel {kernel} twice "
-                            "(two .nv.info sections: text in the object's PTX, such as a comment, "
-                            "made to look like the listing's own): its parameters could not be "
-                            "read, so the object is refused")
-
-
-def _described_twice_violations(elf_listing: str) -> list:
-    kernels = described_twice(elf_listing)
+def _described_twice_violations(cubins: list) -> list:
+    kernels = cubin.described_twice(cubins)
     names = demangle.names(kernels) if kernels else {}
     return [Violation("device", f"listing of {short(names.get(k, k), 100)}",
                       _DESCRIBED_TWICE_MESSAGE.format(kernel=short(names.get(k, k), 100)))
             for k in kernels]
-
-
-def param_sizes(elf_listing: str) -> dict:
-    """{kernel: bytes of its parameters} from a cuobjdump -elf listing: each ELF's
-    .nv.info.<kernel> section, the end of its last parameter (EIATTR_KPARAM_INFO's offset and
-    size) or EIATTR_CBANK_PARAM_SIZE, whichever is larger (ptxas leaves the latter out of some
-    kernels); a kernel described with neither has none (0). Several ELFs: the largest."""
-    sizes, kernel, want = {}, None, False
-    for line in tools.lines(elf_listing):
-        m = _NV_INFO.match(line)
-        if m:
-            kernel, want = m.group(1), False
-            sizes.setdefault(kernel, 0)
-            continue
-        if kernel is None:
-            continue
-        if not line.startswith("\t"):         # the end of the section's attributes
-            kernel, want = None, False
-            continue
-        text = line.strip()
-        if text.startswith("Attribute:"):
-            want = text.split()[-1] == "EIATTR_CBANK_PARAM_SIZE"
-            continue
-        m = _KPARAM.search(text)
-        if m:
-            sizes[kernel] = max(sizes[kernel], int(m.group(1), 16) + int(m.group(2), 16))
-        elif want and text.startswith("Value:"):
-            try:
-                sizes[kernel] = max(sizes[kernel], int(text.split()[1], 16))
-            except (IndexError, ValueError):
-                pass
-            want = False
-    return sizes
 
 
 def _bank0_allowed(off: int, width: int, params: int) -> bool:
@@ -571,16 +436,9 @@ def _launch_id_violations(sass: str, params: dict | None = None) -> list:
     return out
 
 
-_SYMTAB_UNREAD_MESSAGE = ("the symbol table that cuobjdump -elf printed for the device code is "
-                          "in a layout the grader does not know, so what the kernels call could "
-                          "not be checked: grade with the CUDA toolkit the course names")
-
-
-def _device_call_violations(elf_listing: str) -> list:
-    if symbol_table_unread(elf_listing):
-        return [Violation("device", "symbol table (device code)", _SYMTAB_UNREAD_MESSAGE)]
+def _device_call_violations(cubins: list) -> list:
     out = []
-    for name in device_calls(elf_listing):
+    for name in cubin.external_calls(cubins):
         if name in DEVICE_CALLS_ALLOWED:
             continue
         why = _HEAP_WHY if name in _HEAP_CALLS else _OTHER_WHY
@@ -674,10 +532,16 @@ def _inspect(path: Path, families) -> tuple:
     sass = _read_sass(path)
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
     if sass:
-        elf_listing = _read_elf(path)
-        found += _device_call_violations(elf_listing)
-        found += _described_twice_violations(elf_listing)
-        found += _launch_id_violations(sass, param_sizes(elf_listing))
+        try:
+            cubins = _read_cubins(path)
+        except cubin.CubinError as e:
+            found.append(Violation("device", "device code image",
+                                   _CUBIN_UNREAD_MESSAGE.format(why=short(str(e), 200))))
+            found += _launch_id_violations(sass)
+        else:
+            found += _device_call_violations(cubins)
+            found += _described_twice_violations(cubins)
+            found += _launch_id_violations(sass, cubin.param_sizes(cubins))
     if key is not None:
         try:
             fd, tmp = tempfile.mkstemp(prefix=cache.name + ".", dir=cache.parent)

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import stat
+import struct
 import subprocess
 import tempfile
 import unittest
@@ -15,13 +16,56 @@ from pathlib import Path
 from unittest import mock
 
 from grader import policy
-from grader.policy import demangle, device, elf_object, object_rules, tools
+from grader.policy import cubin, demangle, device, elf_object, object_rules, tools
 from grader.errors import GraderError
 from grader.policy import PolicyRules
 
 CANNED = Path(__file__).resolve().parent / "policy_fixtures" / "canned"
 
 GXX = shutil.which("g++")
+
+
+def record(fmt: int, attr: int, value) -> bytes:
+    """One attribute record of a cubin's .nv.info section: EIFMT_SVAL (4) carries bytes, the
+    other formats a 16-bit value."""
+    if fmt == 4:
+        return struct.pack("<BBH", fmt, attr, len(value)) + value
+    return struct.pack("<BBH", fmt, attr, value)
+
+
+def make_cubin(symbols: list, infos: list) -> bytes:
+    """A minimal ELF64 image as ptxas lays one out for what the device rule reads: a symbol
+    table (the null entry, then (name, info, shndx) of `symbols`) and attribute sections
+    (name, [record, ...])."""
+    shstr, strtab = bytearray(b"\0"), bytearray(b"\0")
+
+    def name_in(table, text):
+        at = len(table)
+        table.extend(text.encode() + b"\0")
+        return at
+    symtab = bytearray(24)
+    for name, info, shndx in symbols:
+        symtab += struct.pack("<IBBHQQ", name_in(strtab, name), info, 0, shndx, 0, 0)
+    sections = [(".strtab", 3, bytes(strtab), 0), (".symtab", 2, bytes(symtab), 1)]
+    sections += [(name, 0x70000000, b"".join(recs), 0) for name, recs in infos]
+    names = [name_in(shstr, n) for n, _, _, _ in sections]
+    shstr_at = name_in(shstr, ".shstrtab")
+    body, offsets = bytearray(), []
+    for _, _, data, _ in sections + [(".shstrtab", 3, bytes(shstr), 0)]:
+        offsets.append(64 + len(body))
+        body += data
+    shoff = 64 + len(body)
+    headers = bytearray(64)          # the null section
+    for i, (n, stype, data, link) in enumerate(sections):
+        headers += struct.pack("<IIQQQQIIQQ", names[i], stype, 0, 0, offsets[i], len(data), link,
+                               0, 1, 24 if stype == 2 else 0)
+    # link: section indices count the null one (.strtab is 1)
+    headers += struct.pack("<IIQQQQIIQQ", shstr_at, 3, 0, 0, offsets[-1], len(shstr), 0, 0, 1, 0)
+    count = len(sections) + 2
+    head = (b"\x7fELF\x02\x01\x01" + bytes(9)
+            + struct.pack("<HHIQQQIHHHHHH", 2, 190, 1, 0, 0, shoff, 0, 64, 0, 0, 64, count,
+                          count - 1))
+    return bytes(head + body + headers)
 
 
 def sym(name, demangled=None, kind="T"):
@@ -167,7 +211,7 @@ class DeviceFamilyTest(unittest.TestCase):
         sass = ("\t\tFunction : _Z1kPf\n"
                 "        /*0100*/                   UBLKRED.G.S.ADD.F16.RN [UR4], [UR6], UR8 ;\n")
         with mock.patch.object(device, "_read_sass", return_value=sass), \
-                mock.patch.object(device, "_read_elf", return_value=""), \
+                mock.patch.object(device, "_read_cubins", return_value=[]), \
                 mock.patch.object(demangle, "names", return_value={}):
             found = device.check_device_code(Path("x.o"), ("low_precision", "tensor_cores"))
         self.assertEqual([v.symbol for v in found], ["UBLKRED.G.S.ADD.F16.RN in _Z1kPf"])
@@ -199,7 +243,7 @@ class DeviceFamilyTest(unittest.TestCase):
 
     def test_check_device_code_names_instruction_and_kernel(self):
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
-                mock.patch.object(device, "_read_elf", return_value=""), \
+                mock.patch.object(device, "_read_cubins", return_value=[]), \
                 mock.patch.object(demangle, "names", side_effect=lambda names: {
                     "_Z11half_kernelPK7__half2S1_PS_i":
                         "half_kernel(__half2 const*, __half2 const*, __half2*, int)",
@@ -223,7 +267,7 @@ class DeviceFamilyTest(unittest.TestCase):
             obj.write_bytes(b"object one")
             cache = Path(str(obj) + policy.DEVICE_CACHE_SUFFIX)
             with mock.patch.object(device, "_read_sass", return_value=self.SASS) as read, \
-                    mock.patch.object(device, "_read_elf", return_value=""), \
+                    mock.patch.object(device, "_read_cubins", return_value=[]), \
                     mock.patch.object(demangle, "names", return_value={}), \
                     mock.patch.object(device, "find_cuobjdump", return_value=None):
                 first = device.check_device_code(obj, policy.DEVICE_FAMILIES)
@@ -249,89 +293,57 @@ class DeviceFamilyTest(unittest.TestCase):
                 self.assertEqual(len(device.check_device_code(obj, ("tensor_cores",))), 1)
                 self.assertEqual(read.call_count, 5)
 
-    # cuobjdump -elf's symbol table of a kernel that calls malloc, free, printf and assert
-    # (nvcc 13.0, sm_90; cuobjdump 13.5's named columns): undefined functions have Ndx 0; a kernel
-    # is an ENTRY with its section.
-    ELF = """
-.section .symtab
-   Num            Value             Size  Type          Bind    Vis        Other                                Ndx  Name
-     0                0                0  NOTYPE        LOCAL   DEFAULT    -                                      0  (null)
-   0x3                0                0  SECTION       LOCAL   DEFAULT    -                                    0xf  .text._Z1kPf
-   0xc                0            0x200  FUNC          GLOBAL  DEFAULT    ENTRY                                0xf  _Z1kPf
-   0xd                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  malloc
-   0xe                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  free
-  0x10                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  vprintf
-  0x14                0                0  FUNC          GLOBAL  DEFAULT    -                                      0  __assertfail
-
-
-.nv.info._Z1kPf
-	Value:	externs:	malloc(0xd)	free(0xe)	vprintf(0x10)
-"""
-
-    # The same symbol table as the toolkit's cuobjdump 13.0 to 13.2 prints it (the GPU machines'):
-    # numeric columns, info = bind << 4 | type (FUNC = 2, SECTION = 3, OBJECT = 1); no externs.
-    ELF_NUMERIC = """
-.section .symtab
- index           value           size      info    other  shndx    name
-   0               0               0        0        0      0     (null)
- 0x3               0               0      0x3        0    0xf     .text._Z1kPf
- 0x4               0               0     0x11        0      0     _ZN1g5tableE
- 0xc               0           0x200     0x12     0x10    0xf     _Z1kPf
- 0xd               0               0     0x12        0      0     malloc
- 0xe               0               0     0x12        0      0     free
-0x10               0               0     0x12        0      0     vprintf
-
-.section .rela.nv.constant4	RELA
-0x8    free    R_CUDA_64    0x0
-"""
-
-    def test_device_calls_from_the_symbol_table(self):
-        self.assertEqual(device.device_calls(self.ELF),
+    def test_device_calls_from_the_images_bytes(self):
+        # a kernel that calls malloc, free, printf and assert (nvcc 13.0, sm_90): undefined FUNC
+        # symbols (section 0), and the kernel's externs attribute (symbol indices)
+        symbols = [(".text._Z1kPf", 0x03, 5), ("_ZN1g5tableE", 0x11, 0), ("_Z1kPf", 0x12, 5),
+                   ("malloc", 0x12, 0), ("free", 0x12, 0), ("vprintf", 0x12, 0),
+                   ("__assertfail", 0x12, 0)]
+        image = cubin.read_cubin(make_cubin(symbols, [(".nv.info._Z1kPf", [
+            record(4, cubin.EIATTR_EXTERNS, struct.pack("<3I", 4, 5, 6))])]))
+        self.assertEqual(cubin.external_calls([image]),
                          ["malloc", "free", "vprintf", "__assertfail"])
-        # either layout: a rule that read one found nothing in the other (the GPU machines' let
-        # corpus 05/seed_from_workspace's malloc through)
-        self.assertEqual(device.device_calls(self.ELF_NUMERIC), ["malloc", "free", "vprintf"])
-        self.assertFalse(device.symbol_table_unread(self.ELF_NUMERIC))
-        # the externs attribute alone names them too
-        self.assertEqual(device.device_calls("\tValue:\texterns:\tmalloc(0x29)\tfree(0x2a)\t\n"),
-                         ["malloc", "free"])
-        # a symbol table in a layout not known: refused, not read as "calls nothing"
-        unknown = ".section .symtab\n  sym#0 name=(null) kind=none\n  sym#1 name=malloc kind=func\n"
-        self.assertTrue(device.symbol_table_unread(unknown))
-        # one row neither layout reads among rows that are read: refused too
-        partial = self.ELF_NUMERIC.replace(" 0xe               0               0     0x12        0      0     free",
-                                           " 0xe  free  FUNC")
-        self.assertNotEqual(partial, self.ELF_NUMERIC)
-        self.assertTrue(device.symbol_table_unread(partial))
-        # the table ends at the blank line after it: a following dump without a .section line
-        # (".nv.constant4" and its words) is not a row
-        self.assertFalse(device.symbol_table_unread(
-            self.ELF_NUMERIC + "\n.nv.constant4\n0x00000000 0x00000000\n"))
-        # nor a line among the rows that does not begin with an index
-        wrapped = self.ELF_NUMERIC.replace(" 0xd ", "         (wrapped)\n 0xd ", 1)
-        self.assertNotEqual(wrapped, self.ELF_NUMERIC)
-        self.assertTrue(device.symbol_table_unread(wrapped))
-        # a blank line between the header and the rows does not end the table
-        spaced = self.ELF_NUMERIC.replace("shndx    name\n", "shndx    name\n\n")
-        self.assertNotEqual(spaced, self.ELF_NUMERIC)
-        self.assertEqual(device.device_calls(spaced), ["malloc", "free", "vprintf"])
-        self.assertFalse(device.symbol_table_unread(spaced))
+        # the externs attribute alone names them too (an OBJECT is no call)
+        image = cubin.read_cubin(make_cubin([("_ZN1g5tableE", 0x11, 0), ("malloc", 0x10, 0)], [
+            (".nv.info._Z1kPf", [record(4, cubin.EIATTR_EXTERNS, struct.pack("<I", 2))])]))
+        self.assertEqual(cubin.external_calls([image]), ["malloc"])
+        # an extern past the symbol table, or of an odd size: refused, not read as nothing
+        for value in (struct.pack("<I", 9), b"\x01\x00"):
+            image = cubin.read_cubin(make_cubin([("malloc", 0x12, 0)], [
+                (".nv.info._Z1kPf", [record(4, cubin.EIATTR_EXTERNS, value)])]))
+            with self.assertRaises(cubin.CubinError):
+                cubin.external_calls([image])
+        real = [cubin.read_cubin(make_cubin(symbols, []))]
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
-                mock.patch.object(device, "_read_elf", return_value=unknown), \
-                mock.patch.object(demangle, "names", return_value={}):
-            found = device.check_device_code(Path("x.o"), ("tensor_cores",))
-        self.assertIn("symbol table (device code)", [v.symbol for v in found])
-        with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
-                mock.patch.object(device, "_read_elf", return_value=self.ELF), \
+                mock.patch.object(device, "_read_cubins", return_value=real), \
                 mock.patch.object(demangle, "names", return_value={}):
             found = device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertEqual([v.symbol for v in found if v.symbol.endswith("(device code)")],
                          ["malloc (device code)", "free (device code)"])
         self.assertIn("device heap, which outlives a call", found[-1].message)
+        # an image that does not parse refuses the object
+        with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
+                mock.patch.object(device, "_read_cubins",
+                                  side_effect=cubin.CubinError("a record runs past the end")), \
+                mock.patch.object(demangle, "names", return_value={}):
+            found = device.check_device_code(Path("x.o"), ("tensor_cores",))
+        self.assertIn("device code image", [v.symbol for v in found])
         # no device code: nothing to read
         with mock.patch.object(device, "_read_sass", return_value=""), \
-                mock.patch.object(device, "_read_elf", side_effect=AssertionError("read")):
+                mock.patch.object(device, "_read_cubins", side_effect=AssertionError("read")):
             self.assertEqual(device.check_device_code(Path("y.o"), ("tensor_cores",)), [])
+
+    def test_attribute_records_parse_whole_or_refuse(self):
+        data = (record(4, 0x37, b"\x82\x00\x00\x00") + record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x18)
+                + record(1, 0x04, 0) + record(2, 0x10, 7))
+        self.assertEqual(cubin.attributes(data),
+                         [(4, 0x37, b"\x82\x00\x00\x00"), (3, 0x19, 0x18), (1, 0x04, 0),
+                          (2, 0x10, 7)])
+        for bad in (data[:-2], record(4, 0x17, b"x" * 12)[:-1], b"\x09\x17\x00\x00"):
+            with self.subTest(bad=bad), self.assertRaises(cubin.CubinError):
+                cubin.attributes(bad)
+        with self.assertRaises(cubin.CubinError):
+            cubin.read_cubin(b"\x7fELF not really")
 
     def test_setting_in_grading_toml(self):
         rules = PolicyRules.from_toml({"forbid_device_instructions": ["tensor_cores"]}, "w")
@@ -441,45 +453,39 @@ class SharedMemoryRuleTest(unittest.TestCase):
                 self.assertEqual(kinds((op, operand)), ["driver's launch state"])
 
     def test_each_kernel_reads_only_its_own_parameters(self):
-        # the parameters' bytes from each kernel's .nv.info section (the end of its last
-        # parameter, or EIATTR_CBANK_PARAM_SIZE, which ptxas leaves out of some kernels); a read
-        # past them is refused, a kernel the listing does not describe gets the largest block
-        listing = ("\n.nv.info._Z1kPfi\n\t<0x1>\n\tAttribute:\tEIATTR_KPARAM_INFO\n"
-                   "\tFormat:\tEIFMT_SVAL\n\tValue:\tIndex : 0x0\tOrdinal : 0x1\tOffset  : 0x8"
-                   "\tSize    : 0x4\n\t\tPointee's logAlignment : 0x0\n\t<0x2>\n"
-                   "\tAttribute:\tEIATTR_CBANK_PARAM_SIZE\n\tFormat:\tEIFMT_HVAL\n\tValue:\t0x10\n"
-                   "\n.nv.info._Z1gPf\n\t<0x1>\n\tAttribute:\tEIATTR_KPARAM_INFO\n"
-                   "\tFormat:\tEIFMT_SVAL\n\tValue:\tIndex : 0x0\tOrdinal : 0x0\tOffset  : 0x0"
-                   "\tSize    : 0x8\n\n.nv.info._Z1hv\n\t<0x1>\n"
-                   "\tAttribute:\tEIATTR_MAXREG_COUNT\n\tFormat:\tEIFMT_HVAL\n\tValue:\t0xff\n"
-                   "\n.nv.info\n\t<0x1>\n")
-        self.assertEqual(device.param_sizes(listing), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
-        # a listing is read at newlines only: vertical tabs in a PTX comment (cuobjdump -elf
-        # prints the object's PTX with -lineinfo) forged a section of 0x7000 parameter bytes
-        # (red team round 14; str.splitlines splits at \v)
-        forged = listing + ("\n.section .nv_debug_ptx_txt\n/* \x0b.nv.info._Z1gPf\x0b\tAttribute:"
-                            "\tEIATTR_CBANK_PARAM_SIZE\x0b\tValue:\t0x7000\x0b */\n")
-        self.assertEqual(device.param_sizes(forged), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
+        # the parameters' bytes from each kernel's .nv.info section, read from the image's bytes
+        # (the end of its last parameter, or EIATTR_CBANK_PARAM_SIZE, which ptxas leaves out of
+        # some kernels); a read past them is refused, a kernel no image describes gets the
+        # largest block. A listing is not read: a PTX comment printed in cuobjdump -elf's listing
+        # forged a larger block there (red team rounds 14 and 15), and reaches no image's bytes.
+        def kparam(offset, size):
+            return record(4, cubin.EIATTR_KPARAM_INFO,
+                          struct.pack("<IHHI", 0, 0, offset, (size << 18) | 0x1f000))
+        images = [cubin.read_cubin(make_cubin([], [
+            (".nv.info._Z1kPfi", [kparam(8, 4), record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x10)]),
+            (".nv.info._Z1gPf", [kparam(0, 8)]),
+            (".nv.info._Z1hv", [record(3, 0x1b, 0xff)]),
+            (".nv.info", [record(4, 0x2f, struct.pack("<II", 1, 4))])]))]
+        self.assertEqual(cubin.param_sizes(images), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
         self.assertEqual(tools.lines("a\x0bb\x0cc\u2028d\ne\n"), ["a\x0bb\x0cc\u2028d", "e"])
-        # with real newlines a PTX comment adds a second section for the kernel (round 15): the
-        # listing describes it twice, which refuses the object, whatever size was read
-        self.assertEqual(device.described_twice(listing), [])
-        twice = listing + ("\n.section .nv_debug_ptx_txt\n/*\n.nv.info._Z1gPf\n\tOffset  : 0x0"
-                           "\tSize    : 0x7000\n*/\n")
-        self.assertEqual(device.described_twice(twice), ["_Z1gPf"])
+        # a kernel described in two images (or twice in one) refuses the object
+        self.assertEqual(cubin.described_twice(images), [])
+        twice = images + [cubin.read_cubin(make_cubin([], [(".nv.info._Z1gPf", [kparam(0, 0x3ff0)])]))]
+        self.assertEqual(cubin.described_twice(twice), ["_Z1gPf"])
         with mock.patch.object(device, "_read_sass", return_value="\t\tFunction : _Z1gPf\n"), \
-                mock.patch.object(device, "_read_elf", return_value=twice), \
+                mock.patch.object(device, "_read_cubins", return_value=twice), \
                 mock.patch.object(demangle, "names", return_value={}):
             found = device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertEqual([v.symbol for v in found], ["listing of _Z1gPf"])
         self.assertIn("describes the kernel _Z1gPf twice", found[0].message)
+        listing = images
 
         def kinds(kernel, *operands):
             sass = f"\t\tFunction : {kernel}\n" + "".join(
                 f"        /*{i:04x}*/                   LDC R0, {o} ;\n"
                 for i, o in enumerate(operands))
             return [v.symbol.split(" in ")[0]
-                    for v in device._launch_id_violations(sass, device.param_sizes(listing))]
+                    for v in device._launch_id_violations(sass, cubin.param_sizes(listing))]
         self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x210]", "c[0x0][0x21c]"), [])
         self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x220]"), ["driver's launch state"])
         self.assertEqual(kinds("_Z1gPf", "c[0x0][0x218]"), ["driver's launch state"])
