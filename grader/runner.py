@@ -171,7 +171,7 @@ class Started:
     def __init__(self, make_cmd, *, ready: bool = False, env: dict | None = None,
                  cwd: str | None = None, cap: int = OUTPUT_CAP, results_cap: int = RESULTS_CAP):
         self._cap = cap
-        self._r, w = os.pipe()   # both ends close-on-exec: only `w`, passed below, reaches the child
+        self._r, w = os.pipe()   # close-on-exec: only `w`, passed below, reaches the child
         self._ready_r, ready_w = os.pipe() if ready else (-1, -1)
         self._collector = _Collector(self._r, results_cap)
         self._out = tempfile.TemporaryFile()

@@ -11,7 +11,8 @@ check the lab's status against the case's `build`:
 --jobs graders run side by side (default: 2, at most one per CPU), each taking the next lab
 (the labs with the most cases first) when it is done with one, a lab's cases all to one of them;
 each grader grades its cases one after another in a build directory of its own (DIR, DIR-2,
-...), so only the student's file is recompiled between them. Prints a table; the last line is "N passed, N failed".
+...), so only the student's file is recompiled between them. Prints a table; the last line is
+"N passed, N failed".
 
   python3 scripts/corpus_policy_check.py [--labs LAB ...] [--cases NAME ...] [--build-dir DIR]
                                          [--jobs N]
@@ -141,10 +142,10 @@ def main(argv=None) -> int:
     graders = min(args.jobs, len(queue))
     rows = {}
     done = []
-    printing = threading.Lock()
+    printing, taking = threading.Lock(), threading.Lock()
 
     def next_lab() -> list:
-        with printing:
+        with taking:
             return queue.pop(0) if queue else []
 
     def grade_labs(k: int) -> None:

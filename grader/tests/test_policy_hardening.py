@@ -334,7 +334,8 @@ class DeviceFamilyTest(unittest.TestCase):
             self.assertEqual(device.check_device_code(Path("y.o"), ("tensor_cores",)), [])
 
     def test_attribute_records_parse_whole_or_refuse(self):
-        data = (record(4, 0x37, b"\x82\x00\x00\x00") + record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x18)
+        data = (record(4, 0x37, b"\x82\x00\x00\x00")
+                + record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x18)
                 + record(1, 0x04, 0) + record(2, 0x10, 7))
         self.assertEqual(cubin.attributes(data),
                          [(4, 0x37, b"\x82\x00\x00\x00"), (3, 0x19, 0x18), (1, 0x04, 0),
@@ -470,7 +471,8 @@ class SharedMemoryRuleTest(unittest.TestCase):
         self.assertEqual(tools.lines("a\x0bb\x0cc\u2028d\ne\n"), ["a\x0bb\x0cc\u2028d", "e"])
         # a kernel described in two images (or twice in one) refuses the object
         self.assertEqual(cubin.described_twice(images), [])
-        twice = images + [cubin.read_cubin(make_cubin([], [(".nv.info._Z1gPf", [kparam(0, 0x3ff0)])]))]
+        twice = images + [cubin.read_cubin(
+            make_cubin([], [(".nv.info._Z1gPf", [kparam(0, 0x3ff0)])]))]
         self.assertEqual(cubin.described_twice(twice), ["_Z1gPf"])
         with mock.patch.object(device, "_read_sass", return_value="\t\tFunction : _Z1gPf\n"), \
                 mock.patch.object(device, "_read_cubins", return_value=twice), \
