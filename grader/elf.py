@@ -203,8 +203,8 @@ class ElfFile:
         return out
 
     def symbol_table(self) -> list:
-        """[(name, info, shndx)] of every entry of the .symtab sections, in index order (the
-        null entry 0 included): where other sections refer to symbols by number (a cubin's
+        """[(name, info, shndx, value)] of every entry of the .symtab sections, in index order
+        (the null entry 0 included): where other sections refer to symbols by number (a cubin's
         attributes). info = bind << 4 | type."""
         out = []
         for sec in self.sections:
@@ -217,10 +217,10 @@ class ElfFile:
             for at in range(sec.offset, sec.offset + sec.size, size):
                 fields = self._unpack(fmt, at)
                 if self.is64:
-                    name, info, shndx = fields[0], fields[1], fields[3]
+                    name, info, shndx, value = fields[0], fields[1], fields[3], fields[4]
                 else:
-                    name, info, shndx = fields[0], fields[3], fields[5]
-                out.append((self._string(names, name), info, shndx))
+                    name, info, shndx, value = fields[0], fields[3], fields[5], fields[1]
+                out.append((self._string(names, name), info, shndx, value))
         return out
 
     def section_data(self, section: Section) -> bytes:

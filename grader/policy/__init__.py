@@ -116,9 +116,11 @@ def check_submission(objects: list, sources: list, interface_headers: list,
             found += check_definitions(elf, library_exports())
             found += check_constructors(elf)
             found += check_syscalls(elf)
-            found += check_device_sections(Path(obj))
-            device_found, device_kernels = inspect_device_code(Path(obj),
-                                                               rules.forbid_device_instructions)
+            sections = check_device_sections(Path(obj))
+            found += sections
+            # Device code that is not nvcc's alone is not read (cuobjdump may not parse it)
+            device_found, device_kernels = (([], None) if sections else inspect_device_code(
+                Path(obj), rules.forbid_device_instructions))
         except ListingTooLarge as e:
             # What is not read cannot be checked: a listing cut short is a refusal.
             found.append(Violation("device", Path(obj).name,

@@ -14,6 +14,7 @@ others the field is the value. The attributes read here, as cuobjdump names them
   EIATTR_KPARAM_INFO (0x17)       one per parameter: u32 index, u16 ordinal, u16 offset, u32
                                   flags whose bits 18-31 hold the parameter's size
   EIATTR_CBANK_PARAM_SIZE (0x19)  the parameters' size in constant bank 0 (a 16-bit value)
+  EIATTR_PARAM_CBANK (0x0a)       u32 section symbol, u16 offset, u16 size: the same size
 A section that does not parse whole refuses the object (CubinError): a rule must never read
 "nothing" where it could not read.
 """
@@ -31,10 +32,13 @@ from grader.errors import GraderError, EXIT_INTERNAL
 from grader.policy import tools
 
 EIFMT_NVAL, EIFMT_BVAL, EIFMT_HVAL, EIFMT_SVAL = 1, 2, 3, 4
+EIATTR_PARAM_CBANK = 0x0A
 EIATTR_EXTERNS = 0x0F
 EIATTR_KPARAM_INFO = 0x17
 EIATTR_CBANK_PARAM_SIZE = 0x19
-STT_FUNC = 2
+STT_OBJECT = 1
+# Undefined data ptxas declares in honest images: the reserved shared memory's offset.
+DRIVER_OBJECTS = (".nv.reservedSmem.",)
 INFO_PREFIX = ".nv.info."
 MAX_CUBINS = 64              # images in one object: nvcc makes one per architecture
 MAX_CUBIN_BYTES = 64 << 20
@@ -47,7 +51,7 @@ class CubinError(Exception):
 @dataclasses.dataclass(frozen=True)
 class Cubin:
     name: str                # the file cuobjdump extracted it to (its architecture in the name)
-    symbols: tuple           # (name, info, shndx) by index
+    symbols: tuple           # (name, info, shndx, value) by index
     attributes: tuple        # (section name, ((format, attribute, value), ...)) of each
     #                          .nv.info and .nv.info.<kernel> section, in header order
 
@@ -129,8 +133,11 @@ def external_calls(cubins: list) -> list:
     image's undefined FUNC symbols, and the symbols its kernels' EIATTR_EXTERNS name."""
     names = []
     for c in cubins:
-        for name, info, shndx in c.symbols:
-            if name and info & 0xF == STT_FUNC and shndx == elf.SHN_UNDEF and name not in names:
+        for name, info, shndx, _ in c.symbols:
+            # Every undefined symbol, whatever its type (a red team's image, round 17, declared
+            # malloc with no type), but the driver's shared-memory offset that ptxas declares
+            if (name and shndx == elf.SHN_UNDEF and name not in names
+                    and not (info & 0xF == STT_OBJECT and name.startswith(DRIVER_OBJECTS))):
                 names.append(name)
         for section, attrs in c.attributes:
             for fmt, attr, value in attrs:
@@ -150,25 +157,39 @@ def external_calls(cubins: list) -> list:
 
 def param_sizes(cubins: list) -> dict:
     """{kernel: bytes of its parameters}: the end of its last parameter (EIATTR_KPARAM_INFO's
-    offset and size) or EIATTR_CBANK_PARAM_SIZE, whichever is larger (ptxas leaves the latter
-    out of some kernels); 0 for a kernel described with neither. Several images: the largest."""
+    offset and size), EIATTR_CBANK_PARAM_SIZE and EIATTR_PARAM_CBANK's size, which ptxas
+    states alike (each where it states it; it leaves some out of some kernels); 0 for a
+    kernel described with none. CubinError when they differ: an image whose sizes disagree is
+    not nvcc's (a red team's, round 17, stated a larger CBANK_PARAM_SIZE than its parameters to
+    read bank 0 past them)."""
     sizes = {}
     for c in cubins:
         for section, attrs in c.attributes:
             if not section.startswith(INFO_PREFIX):
                 continue
             kernel = section[len(INFO_PREFIX):]
-            size = sizes.setdefault(kernel, 0)
+            stated, end = set(), None
             for fmt, attr, value in attrs:
                 if attr == EIATTR_KPARAM_INFO and fmt == EIFMT_SVAL:
                     if len(value) < 12:
                         raise CubinError(f"{c.name}: {section}: a parameter's record of "
                                          f"{len(value)} bytes")
                     _index, _ordinal, offset, flags = struct.unpack_from("<IHHI", value)
-                    size = max(size, offset + (flags >> 18))
+                    end = max(end or 0, offset + (flags >> 18))
                 elif attr == EIATTR_CBANK_PARAM_SIZE and fmt == EIFMT_HVAL:
-                    size = max(size, value)
-            sizes[kernel] = size
+                    stated.add(value)
+                elif attr == EIATTR_PARAM_CBANK and fmt == EIFMT_SVAL:
+                    if len(value) < 8:
+                        raise CubinError(f"{c.name}: {section}: a parameter bank record of "
+                                         f"{len(value)} bytes")
+                    stated.add(struct.unpack_from("<IHH", value)[2])
+            if end is not None:
+                stated.add(end)
+            if len(stated) > 1:
+                raise CubinError(f"{c.name}: the kernel {kernel}'s attributes state "
+                                 f"{len(stated)} sizes of its parameters "
+                                 f"({', '.join(str(n) for n in sorted(stated))} bytes)")
+            sizes[kernel] = max(sizes.get(kernel, 0), *stated, 0)
     return sizes
 
 

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import tempfile
 from pathlib import Path
 
@@ -482,20 +483,65 @@ def _device_cache_key(path: Path, families) -> str | None:
 FATBIN_SECTION = elf.FATBIN_SECTION
 
 
+# What nvcc puts there: one fatbin ({u32 magic, u16 version, u16 header size, u64 size of the
+# rest}), from the section's first byte, where its label fatbinData is, to its end (up to 8 bytes
+# of zeros). A top-level asm can add bytes to that same section ahead of nvcc's: a fatbin of the
+# student's own that swallows nvcc's as the payload of one of its entries, which cuobjdump, the
+# policy and the executor would all have read as the device code (a red team's, round 17, with
+# hand-patched images that hid a malloc and a larger parameter block). So the section must be
+# nvcc's alone.
+_FATBIN_MAGIC = 0xBA55ED50
+_FATBIN_LABEL = "fatbinData"
+_FATBIN_NOT_NVCCS = ("the object's {section} section holds bytes other than nvcc's fatbin ({why}): "
+                     "device code must be nvcc's own, whole, and nothing may be added to that "
+                     "section (a section directive or attribute in the source)")
+
+
 def check_device_sections(path: Path) -> list:
-    """A violation when the object has more than one section named .nv_fatbin."""
+    """A violation when the object has more than one section named .nv_fatbin, or one that
+    holds anything but nvcc's fatbin (its label at the first byte, one fatbin to the end)."""
     try:
-        names = [s.name for s in elf.read(path).sections]
+        image = elf.read(path)
+        names = [s.name for s in image.sections]
     except elf.ElfError as e:
         return [Violation("device", FATBIN_SECTION, f"the object's sections could not be read "
                                                     f"({e}), so its device code was not checked")]
     count = names.count(FATBIN_SECTION)
-    if count <= 1:
+    if count == 0:
         return []
-    return [Violation("device", f"{count} {FATBIN_SECTION} sections",
-                      f"the object has {count} sections named {FATBIN_SECTION} (a section "
-                      f"directive or attribute of that name in the source): device code is "
-                      f"compiled by nvcc into one, and the grader reads only that one")]
+    if count > 1:
+        return [Violation("device", f"{count} {FATBIN_SECTION} sections",
+                          f"the object has {count} sections named {FATBIN_SECTION} (a section "
+                          f"directive or attribute of that name in the source): device code is "
+                          f"compiled by nvcc into one, and the grader reads only that one")]
+    why = _fatbin_problem(image, image.sections[names.index(FATBIN_SECTION)])
+    if why is None:
+        return []
+    return [Violation("device", FATBIN_SECTION,
+                      _FATBIN_NOT_NVCCS.format(section=FATBIN_SECTION, why=why))]
+
+
+def _fatbin_problem(image, section) -> str | None:
+    try:
+        labels = [value for name, _, shndx, value in image.symbol_table()
+                  if name == _FATBIN_LABEL and shndx == section.index]
+        data = image.section_data(section)
+    except elf.ElfError as e:
+        return f"it could not be read: {e}"
+    if labels != [0]:
+        return (f"nvcc's {_FATBIN_LABEL} is not at its first byte" if labels
+                else f"no {_FATBIN_LABEL} label in it")
+    if len(data) < 16:
+        return "shorter than a fatbin's header"
+    magic, _version, header, rest = struct.unpack_from("<IHHQ", data, 0)
+    if magic != _FATBIN_MAGIC:
+        return "no fatbin at its first byte"
+    end = header + rest
+    if end > len(data):
+        return "the fatbin runs past the section's end"
+    if len(data) - end >= 8 or any(data[end:]):
+        return f"{len(data) - end} bytes after nvcc's fatbin"
+    return None
 
 
 def check_device_code(path: Path, families) -> list:

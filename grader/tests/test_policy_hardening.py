@@ -302,9 +302,16 @@ class DeviceFamilyTest(unittest.TestCase):
         image = cubin.read_cubin(make_cubin(symbols, [(".nv.info._Z1kPf", [
             record(4, cubin.EIATTR_EXTERNS, struct.pack("<3I", 4, 5, 6))])]))
         self.assertEqual(cubin.external_calls([image]),
-                         ["malloc", "free", "vprintf", "__assertfail"])
-        # the externs attribute alone names them too (an OBJECT is no call)
-        image = cubin.read_cubin(make_cubin([("_ZN1g5tableE", 0x11, 0), ("malloc", 0x10, 0)], [
+                         ["_ZN1g5tableE", "malloc", "free", "vprintf", "__assertfail"])
+        # every undefined symbol, whatever its type (a red team's image declared malloc with no
+        # type and renumbered its externs record, round 17), but the driver's shared-memory
+        # offset that ptxas declares in honest images
+        image = cubin.read_cubin(make_cubin([(".nv.reservedSmem.offset0", 0x21, 0),
+                                             ("malloc", 0x10, 0)], []))
+        self.assertEqual(cubin.external_calls([image]), ["malloc"])
+        # the externs attribute alone names them too
+        image = cubin.read_cubin(make_cubin([(".nv.reservedSmem.offset0", 0x21, 0),
+                                             ("malloc", 0x12, 3)], [
             (".nv.info._Z1kPf", [record(4, cubin.EIATTR_EXTERNS, struct.pack("<I", 2))])]))
         self.assertEqual(cubin.external_calls([image]), ["malloc"])
         # an extern past the symbol table, or of an odd size: refused, not read as nothing
@@ -319,7 +326,8 @@ class DeviceFamilyTest(unittest.TestCase):
                 mock.patch.object(demangle, "names", return_value={}):
             found = device.check_device_code(Path("x.o"), ("tensor_cores",))
         self.assertEqual([v.symbol for v in found if v.symbol.endswith("(device code)")],
-                         ["malloc (device code)", "free (device code)"])
+                         ["_ZN1g5tableE (device code)", "malloc (device code)",
+                          "free (device code)"])
         self.assertIn("device heap, which outlives a call", found[-1].message)
         # an image that does not parse refuses the object
         with mock.patch.object(device, "_read_sass", return_value=self.SASS), \
@@ -463,11 +471,22 @@ class SharedMemoryRuleTest(unittest.TestCase):
             return record(4, cubin.EIATTR_KPARAM_INFO,
                           struct.pack("<IHHI", 0, 0, offset, (size << 18) | 0x1f000))
         images = [cubin.read_cubin(make_cubin([], [
-            (".nv.info._Z1kPfi", [kparam(8, 4), record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x10)]),
+            (".nv.info._Z1kPfi", [kparam(8, 4), record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 12),
+                                  record(4, cubin.EIATTR_PARAM_CBANK,
+                                         struct.pack("<IHH", 3, 0x210, 12))]),
             (".nv.info._Z1gPf", [kparam(0, 8)]),
             (".nv.info._Z1hv", [record(3, 0x1b, 0xff)]),
             (".nv.info", [record(4, 0x2f, struct.pack("<II", 1, 4))])]))]
-        self.assertEqual(cubin.param_sizes(images), {"_Z1kPfi": 16, "_Z1gPf": 8, "_Z1hv": 0})
+        self.assertEqual(cubin.param_sizes(images), {"_Z1kPfi": 12, "_Z1gPf": 8, "_Z1hv": 0})
+        # ptxas states the same size wherever it states one (odd sizes too: (double, char) is
+        # 9 bytes in all three); an image whose sizes disagree is not nvcc's (a red team's
+        # stated a CBANK_PARAM_SIZE of 0x1000 over 24 bytes of parameters, round 17): refused
+        for forged in ([kparam(0, 24), record(3, cubin.EIATTR_CBANK_PARAM_SIZE, 0x1000)],
+                       [kparam(0, 24), record(4, cubin.EIATTR_PARAM_CBANK,
+                                              struct.pack("<IHH", 3, 0x210, 0x1000))]):
+            image = cubin.read_cubin(make_cubin([], [(".nv.info._Z1kPf", forged)]))
+            with self.assertRaisesRegex(cubin.CubinError, "state 2 sizes of its parameters"):
+                cubin.param_sizes([image])
         self.assertEqual(tools.lines("a\x0bb\x0cc\u2028d\ne\n"), ["a\x0bb\x0cc\u2028d", "e"])
         # a kernel described in two images (or twice in one) refuses the object
         self.assertEqual(cubin.described_twice(images), [])
@@ -488,8 +507,8 @@ class SharedMemoryRuleTest(unittest.TestCase):
                 for i, o in enumerate(operands))
             return [v.symbol.split(" in ")[0]
                     for v in device._launch_id_violations(sass, cubin.param_sizes(listing))]
-        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x210]", "c[0x0][0x21c]"), [])
-        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x220]"), ["driver's launch state"])
+        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x210]", "c[0x0][0x218]"), [])
+        self.assertEqual(kinds("_Z1kPfi", "c[0x0][0x21c]"), ["driver's launch state"])
         self.assertEqual(kinds("_Z1gPf", "c[0x0][0x218]"), ["driver's launch state"])
         self.assertEqual(kinds("_Z1hv", "c[0x0][0x210]"), ["driver's launch state"])
         self.assertEqual(kinds("_Z9undescribed", "c[0x0][0x610]"), [])
@@ -582,10 +601,34 @@ class FatbinSectionTest(unittest.TestCase):
         self.assertEqual(found[0].rule, "device")
         self.assertIn("2 sections named .nv_fatbin", found[0].message)
 
+    # nvcc's shape: its label at the first byte, one fatbin (magic, version 1, a 16-byte header,
+    # 0x10 bytes of entries) to the section's end
+    NVCC = ('.section .nv_fatbin,\\"a\\",@progbits\\n.balign 8\\nfatbinData:\\n'
+            '.quad 0x00100001ba55ed50\\n.quad 0x10\\n.quad 0\\n.quad 0\\n.previous')
+
     def test_one_section_passes(self):
-        self.assertEqual(self.sections_object(
-            '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 16\\n.previous'), [])
+        self.assertEqual(self.sections_object(self.NVCC), [])
         self.assertEqual(self.sections_object('.text'), [])
+
+    def test_the_section_holds_nvccs_fatbin_alone(self):
+        # a red team's fatbin of its own ahead of nvcc's swallowed nvcc's as an entry's
+        # payload (round 17): cuobjdump, the policy and the executor read its image instead
+        cases = {
+            "no fatbinData label": '.section .nv_fatbin,\\"a\\",@progbits\\n.zero 16\\n.previous',
+            "is not at its first byte": ('.section .nv_fatbin,\\"a\\",@progbits\\n'
+                                         '.quad 0x00100001ba55ed50\\n.quad 0x18\\n.previous\\n'
+                                         + self.NVCC),
+            "16 bytes after nvcc's fatbin": (self.NVCC + '\\n.section .nv_fatbin,\\"a\\",'
+                                             '@progbits\\n.quad 1\\n.quad 2\\n.previous'),
+            "runs past the section's end": self.NVCC.replace(".quad 0x10", ".quad 0x40"),
+            "no fatbin at its first byte": self.NVCC.replace("ba55ed50", "ba55ed51"),
+        }
+        for why, asm in cases.items():
+            with self.subTest(why):
+                found = self.sections_object(asm)
+                self.assertEqual([v.rule for v in found], ["device"])
+                self.assertIn(why, found[0].message)
+                self.assertIn("bytes other than nvcc's fatbin", found[0].message)
 
     def elf_with(self, tmp: Path, name: str, asm: str) -> Path:
         src = tmp / f"{name}.cpp"
