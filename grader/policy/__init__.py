@@ -33,7 +33,9 @@ into their file at compile time. Seven rules, each a `Violation.rule`:
                interface headers, or a system/toolkit header that is not a vendor or harness
                library header (see rules.DEFAULT_FORBID_INCLUDES).
   source       no directive that copies a file into the program at compile time (.incbin,
-               #embed, the assembler's .include, or assembler macros that could spell them).
+               #embed, the assembler's .include, or assembler macros that could spell them),
+               and none that makes the assembler skip or repeat the compiler's own output
+               (.if, .else, .endif, .rept, .end in a string: asm text, section names).
 
 The import, definition, constructor and syscall rules read the objects (binutils: nm, readelf,
 objdump, c++filt; section headers and groups with grader/elf.py); the device rule reads the

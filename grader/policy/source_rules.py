@@ -96,6 +96,11 @@ _OPEN, _CLOSE = "\ue000", "\ue001"      # marks around a string literal's value
 def _decoded_text(text: str) -> str:
     """C/C++ text with lines spliced, comments removed and every string literal replaced by
     its value, adjacent literals joined as the compiler joins them (".inc" "bin": .incbin)."""
+    return _marked_text(text).replace(_OPEN, " ").replace(_CLOSE, " ")
+
+
+def _marked_text(text: str) -> str:
+    """_decoded_text with each (joined) string literal's value between _OPEN and _CLOSE."""
     text = re.sub(r"\\\r?\n", "", text)
 
     def token(m):
@@ -110,8 +115,7 @@ def _decoded_text(text: str) -> str:
             return whole                              # a character literal
         return _OPEN + value.replace(_OPEN, "?").replace(_CLOSE, "?") + _CLOSE
     marked = _TOKENS.sub(token, text)
-    marked = re.sub(_CLOSE + r"\s*" + _OPEN, "", marked)
-    return marked.replace(_OPEN, " ").replace(_CLOSE, " ")
+    return re.sub(_CLOSE + r"\s*" + _OPEN, "", marked)
 
 
 # (needle searched in the text with all whitespace removed, what it is)
@@ -126,22 +130,44 @@ _ASM_DIRECTIVES = (
     (re.compile(r"\.(?:macro|irpc?|altmacro)\b"),
      "an assembler macro directive, which could spell a file-reading directive"),
 )
+# (regex, what) for directives that make the assembler skip or repeat the compiler's own output:
+# a red team's file (round 18) opened `.if 0` in a top-level asm and closed it with `.endif` in a
+# section name, so that nvcc's whole fatbin was never assembled and a fatbin of its own, from
+# another source, stood in its place under nvcc's label. `.end` stops the assembler too.
+_ASM_SKIPS = (
+    (re.compile(r"\.(?:if(?:n?def|n?b|n?c|eqs?|nes?|ge|gt|le|lt)?|elseif|else|endif|rept|endr"
+                r"|end)(?![\w.$])"),
+     "an assembler conditional, repetition or end directive (.if, .else, .endif, .rept, .end)"),
+)
 
 
 def _scan_text(text: str) -> list:
-    """(needle, description) for every forbidden directive in C/C++ text."""
+    """(needle, description, why) for every forbidden directive in C/C++ text."""
     decoded = _decoded_text(text).lower()
     squeezed = re.sub(r"\s+", "", decoded).replace('"', "")
     spaced = re.sub(r"\s+", " ", decoded)
     # The normalisation of the text as written, comments included: whitespace and double
     # quotes removed, so that ".inc" "bin" is caught even if the tokenising above went wrong.
     literal = re.sub(r"[\s\"]+", "", text).lower()
-    hits = [(n, what) for n, what in _FILE_DIRECTIVES if n in squeezed or n in literal]
+    reads = "reading files at compile time is not allowed"
+    hits = [(n, what, reads) for n, what in _FILE_DIRECTIVES if n in squeezed or n in literal]
     for rx, what in _ASM_DIRECTIVES:
         m = rx.search(spaced)
         if m:
-            hits.append((m.group(0), what))
+            hits.append((m.group(0), what, reads))
+    for rx, what in _ASM_SKIPS:
+        m = rx.search(_string_values(text).lower())
+        if m:
+            hits.append((m.group(0), what, "it can make the assembler leave out the compiler's "
+                                           "own output (the device code), so it is not allowed"))
     return hits
+
+
+def _string_values(text: str) -> str:
+    """The values of the text's string literals, joined as the compiler joins adjacent ones,
+    one per line: where assembler text can be (asm statements, section and label names)."""
+    marked = _marked_text(text.replace(_OPEN, "?").replace(_CLOSE, "?"))
+    return "\n".join(re.findall(_OPEN + "(.*?)" + _CLOSE, marked, re.S))
 
 
 def check_source_text(source: Path, preprocessed: str | None) -> list:
@@ -155,11 +181,9 @@ def check_source_text(source: Path, preprocessed: str | None) -> list:
     if preprocessed is not None:
         hits += _scan_text(preprocessed)
     out, seen = [], set()
-    for needle, what in hits:
+    for needle, what, why in hits:
         if what in seen:
             continue
         seen.add(what)
-        out.append(Violation("source", needle,
-                             f"{source.name} contains {what}: reading files at compile time is "
-                             f"not allowed"))
+        out.append(Violation("source", needle, f"{source.name} contains {what}: {why}"))
     return out

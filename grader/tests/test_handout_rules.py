@@ -44,6 +44,7 @@ ALWAYS = {
     "executable_memory": "executable stack or memory both writable and executable",
     "include": "includes anything but",        # followed by the lab's header (checked below)
     "source": "copies a file into the program at compile time (`.incbin`, `#embed`",
+    "asm_skip": "makes the assembler skip or repeat the compiler's own output (`.if`",
     "device_calls": "allocates memory in device code (`malloc`, `free`, `new` or `delete`",
     "launch_id": "reads the grid's launch id in device code (`%gridid`",
 }

@@ -275,7 +275,7 @@ class DefinitionTest(unittest.TestCase):
 
 class SourceTextTest(unittest.TestCase):
     def scan(self, text):
-        return [needle for needle, _ in source_rules._scan_text(text)]
+        return [needle for needle, *_ in source_rules._scan_text(text)]
 
     def test_file_directives_are_found_however_spelt(self):
         for text in ['asm(".incbin \\"x\\"");',
@@ -298,6 +298,22 @@ class SourceTextTest(unittest.TestCase):
         self.assertIn(".include", self.scan('asm(".incl" "ude \\"x\\"");'))
         self.assertTrue(self.scan('asm(".macro m a\\n.\\\\a\\\\()bin x\\n.endm");'))
         self.assertTrue(self.scan('asm(".irpc c,x\\n.endr");'))
+
+    def test_assembler_directives_that_skip_the_compilers_output(self):
+        # a red team's file (round 18) skipped nvcc's whole fatbin: `.if 0` in a top-level asm,
+        # `.endif` in a section name (05_reduction/asm_if_skips_fatbin)
+        for text in ['asm(".section .nv_fatbin\\n.if 0\\n");',
+                     'void f() __attribute__((section(".text.z\\n.endif\\n#")));',
+                     'asm(".en" "dif");', 'asm(".\\151fdef x");', 'asm(".rept 0");',
+                     'asm(".END");', 'asm(R"(.else)");', 'asm(".ifnc a,b");']:
+            with self.subTest(text):
+                self.assertTrue(self.scan(text), text)
+        # C++ code and ordinary strings are not assembler text
+        for text in ['int n = v.end() - v.begin(); if (x) y = 1; else y = 2;',
+                     'const char* s = "x.else.y .elsewhere .endian .iffy .ends";',
+                     '// .if 0 in a comment\nint k;']:
+            with self.subTest(text):
+                self.assertEqual(self.scan(text), [], text)
 
     def test_ordinary_code_is_clean(self):
         text = ('#include "matmul.h"\n#include <algorithm>\n'
