@@ -249,7 +249,11 @@ function(_lab_build_sandbox target lab_dir sources)
   list(APPEND box --read "${PROJECT_SOURCE_DIR}/common/include"
                   --deny "${PROJECT_SOURCE_DIR}" --deny "${CMAKE_BINARY_DIR}"
                   --deny "${LABS_SUBMISSION_DIR}" --)
-  set_target_properties(${target} PROPERTIES CUDA_COMPILER_LAUNCHER "${box}"
+  # CUDA compiles also keep nvcc's fatbin beside the object (<object>.fatbin): the policy
+  # checks that the object's .nv_fatbin section is that fatbin, byte for byte.
+  set(cuda_box ${box})
+  list(INSERT cuda_box 2 --keep-fatbin)
+  set_target_properties(${target} PROPERTIES CUDA_COMPILER_LAUNCHER "${cuda_box}"
                                              CXX_COMPILER_LAUNCHER "${box}"
                                              C_COMPILER_LAUNCHER "${box}")
   list(JOIN box "\", \"" box_json)

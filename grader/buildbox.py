@@ -9,7 +9,7 @@ build reads whatever the grader's user can read (hidden tests, solutions, other 
 submissions, a course secret) into the student's object, or echoes it in compiler errors.
 
     python3 grader/buildbox.py [--read PATH]... [--deny PATH]... [--mode auto|landlock|namespace]
-                               -- COMPILER ARGS...
+                               [--keep-fatbin] -- COMPILER ARGS...
     python3 grader/buildbox.py --probe        # one line of JSON: which mechanism works here
 
 CMake runs it as the compiler launcher of the `<lab>_student` targets (LABS_SANDBOX_BUILD,
@@ -27,6 +27,12 @@ What the compiler (and all it starts: cudafe++, cicc, ptxas, fatbinary, gcc, as)
   write             nothing but a private folder made for this one command (its TMPDIR, and
                     the outputs: -o and -MF are pointed into it, and copied to where the command
                     named them once the command succeeded)
+With --keep-fatbin (the CUDA compiles), an nvcc compile (`-c ... -o OBJECT`) also keeps its
+intermediate files in the private folder (`--keep --keep-dir`), and the one fatbin nvcc made
+there is copied back beside the object as OBJECT.fatbin (KEPT_FATBIN_SUFFIX). The policy compares
+it with the object's .nv_fatbin section: the same bytes on every honest build; an object whose
+section was filled by the student's own assembler text (a fatbin of their own ahead of nvcc's,
+or nvcc's skipped) differs. Only nvcc's tools write that folder; the student's source cannot.
 Any path given with --deny (the repository, the build tree) is cut out of the allowed
 hierarchies above if one of them holds it (say a repository under /usr/src): only its --read
 parts stay readable. Network: none (Landlock ABI 4+).
@@ -69,6 +75,13 @@ DEVICES_R = ("/dev/zero", "/dev/urandom", "/dev/random")
 
 # Options naming a file the command writes: pointed into the private folder, copied back.
 _OUTPUT_OPTIONS = ("-o", "--output-file", "-MF", "--dependency-output")
+# Beside an object compiled with --keep-fatbin: the fatbin nvcc made of it (grader/policy/device.py
+# reads it by this name).
+KEPT_FATBIN_SUFFIX = ".fatbin"
+# Options after which nvcc does not compile to an object (no fatbin to keep).
+_NOT_A_COMPILE = ("-E", "-M", "-MM", "--preprocess", "--generate-dependencies",
+                  "--generate-nonsystem-dependencies", "-ptx", "-cubin", "-fatbin", "--ptx",
+                  "--cubin", "--fatbin", "-dryrun", "--dryrun")
 
 # ------------------------------------------------------------------------------------------
 # Landlock (linux/landlock.h)
@@ -311,6 +324,33 @@ def redirect_outputs(args: list, out_dir: str) -> tuple:
     return new, moves
 
 
+def keep_fatbin(args: list, moves: list, keep_dir: str) -> tuple:
+    """(args, the object's original path) for an nvcc compile to an object that keeps its
+    intermediate files in keep_dir; (args, None) for any other command, unchanged."""
+    if "-c" not in args and "--compile" not in args:
+        return args, None
+    if any(a in _NOT_A_COMPILE for a in args):
+        return args, None
+    outputs = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-o", "--output-file")]
+    outputs += [a.split("=", 1)[1] for a in args if a.startswith(("-o=", "--output-file="))]
+    if len(outputs) != 1:
+        return args, None
+    original = next((o for p, o in moves if p == outputs[0]), None)
+    if original is None:
+        return args, None
+    return args + ["--keep", "--keep-dir", keep_dir], original
+
+
+def kept_fatbin_move(keep_dir: str, obj: str) -> list:
+    """[(the one *.fatbin nvcc left in keep_dir, OBJECT.fatbin)], or [] when there is not
+    exactly one (the policy then finds none, and refuses to read the device code)."""
+    try:
+        found = [n for n in os.listdir(keep_dir) if n.endswith(".fatbin")]
+    except OSError:
+        return []
+    return [(os.path.join(keep_dir, found[0]), obj + KEPT_FATBIN_SUFFIX)] if len(found) == 1 else []
+
+
 def copy_back(moves: list, cwd: str) -> None:
     """Each private output to its original place (relative to the command's folder), replaced
     in one rename; never through a link left in the private folder."""
@@ -509,7 +549,8 @@ def _namespace_works(as_root: bool) -> str | None:
         "a mount namespace could not be set up here (unshare, mount or chroot refused)"
 
 
-def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> int:
+def run(compiler_args: list, reads: list, denied: list, mode: str = "auto",
+        keep: bool = False) -> int:
     how = probe(mode)
     if how["mechanism"] is None:
         print(f"buildbox: the compiler was not run: no build sandbox is possible here "
@@ -526,9 +567,18 @@ def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> i
     private = tempfile.mkdtemp(prefix="labs-buildbox-")
     try:
         tmp, out = os.path.join(private, "tmp"), os.path.join(private, "out")
-        os.mkdir(tmp, 0o700)
-        os.mkdir(out, 0o700)
+        keep_dir = os.path.join(private, "keep")
+        for d in (tmp, out, keep_dir):
+            os.mkdir(d, 0o700)
         args, moves = redirect_outputs(compiler_args[1:], out)
+        kept_for = None
+        if keep:
+            args, kept_for = keep_fatbin(args, moves, keep_dir)
+        if kept_for is not None:      # never an earlier build's beside this one's object
+            try:
+                os.unlink(os.path.join(cwd, kept_for + KEPT_FATBIN_SUFFIX))
+            except FileNotFoundError:
+                pass
         rules = plan(exe, args, reads, denied, _real(private))
         drop = as_root
         if as_root:
@@ -538,7 +588,7 @@ def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> i
                 print(f"buildbox: note: uid {NOBODY} cannot read {unreadable[0]}: the compiler "
                       f"runs as root with no capabilities instead", file=sys.stderr)
             else:
-                for d in (private, tmp, out):
+                for d in (private, tmp, out, keep_dir):
                     os.chown(d, NOBODY, NOBODY)
         env = dict(os.environ, TMPDIR=tmp, TMP=tmp, TEMP=tmp, HOME=tmp)
         pid = os.fork()
@@ -565,6 +615,8 @@ def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> i
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)
         if code == 0:
+            if kept_for is not None:
+                moves = moves + kept_fatbin_move(keep_dir, kept_for)
             copy_back(moves, cwd)
         return code if code >= 0 else 128 - code
     finally:
@@ -572,11 +624,15 @@ def run(compiler_args: list, reads: list, denied: list, mode: str = "auto") -> i
 
 
 def _parse(argv: list):
-    reads, denied, mode, i = [], [], "auto", 0
+    reads, denied, mode, keep, i = [], [], "auto", False, 0
     while i < len(argv):
         a = argv[i]
         if a == "--":
-            return reads, denied, mode, argv[i + 1:]
+            return reads, denied, mode, keep, argv[i + 1:]
+        if a == "--keep-fatbin":
+            keep = True
+            i += 1
+            continue
         if a in ("--read", "--deny", "--mode") and i + 1 < len(argv):
             {"--read": reads, "--deny": denied}.get(a, []).append(argv[i + 1])
             if a == "--mode":
@@ -592,13 +648,13 @@ def main(argv: list) -> int:
         mode = argv[2] if argv[1:2] == ["--mode"] and len(argv) > 2 else "auto"
         print(json.dumps(probe(mode)))
         return 0
-    reads, denied, mode, command = _parse(argv)
+    reads, denied, mode, keep, command = _parse(argv)
     if mode not in ("auto", "landlock", "namespace"):
         raise SystemExit(f"buildbox: --mode {mode}: auto, landlock or namespace")
     if not command:
         raise SystemExit("buildbox: no command (after --)")
     try:
-        return run(command, reads, denied, mode)
+        return run(command, reads, denied, mode, keep)
     except SandboxError as e:
         print(f"buildbox: the compiler was not run: {e}", file=sys.stderr)
         return EXIT_NO_SANDBOX

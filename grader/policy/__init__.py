@@ -118,7 +118,7 @@ def check_submission(objects: list, sources: list, interface_headers: list,
             found += check_definitions(elf, library_exports())
             found += check_constructors(elf)
             found += check_syscalls(elf)
-            sections = check_device_sections(Path(obj))
+            sections = check_device_sections(Path(obj), kept_required=bool(sandbox))
             found += sections
             # Device code that is not nvcc's alone is not read (cuobjdump may not parse it)
             device_found, device_kernels = (([], None) if sections else inspect_device_code(

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from grader import elf, runner
+from grader.buildbox import KEPT_FATBIN_SUFFIX
 from grader.errors import EXIT_INTERNAL, EXIT_USAGE, GraderError
 from grader.policy import cubin, demangle, tools
 from grader.policy.rules import Violation
@@ -497,9 +498,28 @@ _FATBIN_NOT_NVCCS = ("the object's {section} section holds bytes other than nvcc
                      "section (a section directive or attribute in the source)")
 
 
-def check_device_sections(path: Path) -> list:
+# And where the build sandbox kept the fatbin nvcc made of the same compile (grader/buildbox.py,
+# --keep-fatbin: <object>.fatbin), the section must be that fatbin, byte for byte. The shape
+# checks above then stop what the compare would, with a more precise reason; the compare stops
+# what has nvcc's shape and is not nvcc's: nvcc's own fatbin asm skipped by assembler
+# conditionals and another fatbin put under its label (red team round 18), or any trick not yet
+# found that fills the section from the student's text. A second compile cannot stand in for
+# the kept file: nvcc names internal device symbols after its process ID, so two compiles of one
+# file differ.
+_NOT_THE_KEPT_FATBIN = "they are not the fatbin nvcc compiled from your file"
+
+
+def kept_fatbin(path: Path) -> Path:
+    """Where the build sandbox kept nvcc's fatbin of the object at `path`."""
+    return Path(str(path) + KEPT_FATBIN_SUFFIX)
+
+
+def check_device_sections(path: Path, kept_required: bool = False) -> list:
     """A violation when the object has more than one section named .nv_fatbin, or one that
-    holds anything but nvcc's fatbin (its label at the first byte, one fatbin to the end)."""
+    holds anything but nvcc's fatbin (its label at the first byte, one fatbin to the end), or,
+    with `kept_required` (a build in the sandbox), anything but the fatbin nvcc kept of the same
+    compile (kept_fatbin); GraderError when that kept file is missing or unreadable (the build
+    did not do what the grader expects: not a verdict on the student)."""
     try:
         image = elf.read(path)
         names = [s.name for s in image.sections]
@@ -514,7 +534,10 @@ def check_device_sections(path: Path) -> list:
                           f"the object has {count} sections named {FATBIN_SECTION} (a section "
                           f"directive or attribute of that name in the source): device code is "
                           f"compiled by nvcc into one, and the grader reads only that one")]
-    why = _fatbin_problem(image, image.sections[names.index(FATBIN_SECTION)])
+    section = image.sections[names.index(FATBIN_SECTION)]
+    why = _fatbin_problem(image, section)
+    if why is None and kept_required:
+        why = _differs_from_kept(path, image.section_data(section))
     if why is None:
         return []
     return [Violation("device", FATBIN_SECTION,
@@ -541,6 +564,24 @@ def _fatbin_problem(image, section) -> str | None:
         return "the fatbin runs past the section's end"
     if len(data) - end >= 8 or any(data[end:]):
         return f"{len(data) - end} bytes after nvcc's fatbin"
+    return None
+
+
+def _differs_from_kept(path: Path, data: bytes) -> str | None:
+    kept = kept_fatbin(path)
+    try:
+        fd = os.open(kept, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            want = f.read(len(data) + 1)
+    except OSError as e:
+        raise GraderError(f"the build did not keep nvcc's fatbin of {path.name} ({kept}: "
+                          f"{e.strerror or e}), so its device code could not be checked: build "
+                          f"again (a build folder from before the grader kept it?)",
+                          EXIT_INTERNAL) from e
+    # The section is the fatbin and up to 7 zero bytes (_fatbin_problem checked those).
+    if not want or len(want) > len(data) or data[:len(want)] != want \
+            or len(data) - len(want) >= 8 or any(data[len(want):]):
+        return _NOT_THE_KEPT_FATBIN
     return None
 
 

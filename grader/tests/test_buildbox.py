@@ -18,7 +18,7 @@ import unittest
 import unittest.mock
 from pathlib import Path
 
-from grader import buildbox
+from grader import buildbox, elf
 
 BOX = str(Path(buildbox.__file__).resolve())
 NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc"
@@ -69,6 +69,31 @@ class OutputsTest(unittest.TestCase):
                                "-MF/P/4-z.d", "-o", "-"])
         self.assertEqual(moves, [("/P/0-a.o", "obj/a.o"), ("/P/1-a.o.d", "obj/a.o.d"),
                                  ("/P/2-x.ii", "x.ii"), ("/P/3-y.o", "y.o"), ("/P/4-z.d", "z.d")])
+
+    def test_an_nvcc_compile_to_an_object_keeps_its_fatbin(self):
+        args = ["-x", "cu", "-c", "a.cu", "-o", "obj/a.o", "-MD", "-MT", "obj/a.o", "-MF",
+                "obj/a.o.d"]
+        new, moves = buildbox.redirect_outputs(args, "/P")
+        kept, obj = buildbox.keep_fatbin(new, moves, "/K")
+        self.assertEqual(obj, "obj/a.o")
+        self.assertEqual(kept, new + ["--keep", "--keep-dir", "/K"])
+        # not a compile to one object: nothing kept, the command unchanged
+        for other in (["-E", "-x", "cu", "a.cu", "-o", "a.ii"], ["-M", "a.cu", "-MF", "a.d"],
+                      ["a.cu", "-o", "a.out"], ["-c", "a.cu", "-fatbin", "-o", "a.fatbin"],
+                      ["-c", "a.cu", "b.cu"]):
+            with self.subTest(other=other):
+                new, moves = buildbox.redirect_outputs(other, "/P")
+                self.assertEqual(buildbox.keep_fatbin(new, moves, "/K"), (new, None))
+
+    def test_the_one_fatbin_left_is_moved_beside_the_object(self):
+        with tempfile.TemporaryDirectory() as keep:
+            self.assertEqual(buildbox.kept_fatbin_move(keep, "obj/a.o"), [])
+            Path(keep, "a.ptx").write_text("x")
+            Path(keep, "a.fatbin").write_bytes(b"f")
+            self.assertEqual(buildbox.kept_fatbin_move(keep, "obj/a.o"),
+                             [(os.path.join(keep, "a.fatbin"), "obj/a.o.fatbin")])
+            Path(keep, "b.fatbin").write_bytes(b"g")     # two: which one is nvcc's? none
+            self.assertEqual(buildbox.kept_fatbin_move(keep, "obj/a.o"), [])
 
     def test_a_denied_path_is_cut_out_of_an_allowed_tree(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -238,6 +263,46 @@ class NvccThroughTheSandboxTest(unittest.TestCase):
             r = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
                                cwd=self.tmp, timeout=600)
         return r, obj
+
+    def test_a_compile_keeps_nvccs_fatbin_the_policys_compare_reads(self):
+        from grader.policy import device
+        for mode in MODES:
+            with self.subTest(mode=mode):
+                obj = self.tmp / f"kept.{mode}.o"
+                stale = Path(f"{obj}.fatbin")
+                stale.write_bytes(b"an earlier build's")
+                cmd = [sys.executable, BOX, "--mode", mode, "--keep-fatbin",
+                       "--read", self.src / "good.cu", "--deny", self.tmp, "--",
+                       NVCC, "-arch=sm_90", "-c", self.src / "good.cu", "-o", obj.name]
+                r = subprocess.run([str(a) for a in cmd], capture_output=True, text=True,
+                                   cwd=self.tmp, timeout=600)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                kept = device.kept_fatbin(obj).read_bytes()
+                self.assertNotEqual(kept, b"an earlier build's")
+                (section,) = elf.section_bytes(obj, elf.FATBIN_SECTION)
+                self.assertEqual(section[:len(kept)], kept)
+                self.assertEqual(device.check_device_sections(obj, kept_required=True), [])
+                self.assertEqual(sorted(p.name for p in self.tmp.glob(f"kept.{mode}.*")),
+                                 [obj.name, stale.name])   # nvcc's other files stay private
+
+    def test_the_compare_refuses_a_fatbin_put_under_nvccs_label(self):
+        # Red team round 18's file: its assembler skips nvcc's fatbin asm and keeps one compiled
+        # from another source under nvcc's label, in nvcc's shape. The source rule refuses it
+        # first; behind that rule, the kept fatbin differs from the section.
+        from grader.policy import device
+        repo = Path(BOX).parents[1]
+        lab = repo / "labs" / "05_reduction"
+        src = repo / "tests" / "submissions" / "05_reduction" / "asm_if_skips_fatbin" / "reduce.cu"
+        obj = self.tmp / "round18.o"
+        cmd = [sys.executable, BOX, "--keep-fatbin", "--read", src, "--read", lab / "reduce.h",
+               "--deny", self.tmp, "--", NVCC, "-O3", "-DNDEBUG", "-arch=sm_90", "-lineinfo",
+               "-std=c++17", f"-I{lab}", "-x", "cu", "-c", src, "-o", obj.name]   # CMake's
+        r = subprocess.run([str(a) for a in cmd], capture_output=True, text=True, cwd=self.tmp,
+                           timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(device.check_device_sections(obj), [])      # nvcc's shape: passes
+        (v,) = device.check_device_sections(obj, kept_required=True)
+        self.assertIn("not the fatbin nvcc compiled from your file", v.message)
 
     def test_the_attacks_work_without_the_sandbox(self):
         # The test's own control: these files do read the secret when nothing stops them.

@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from grader import policy
+from grader import elf, policy
 from grader.policy import cubin, demangle, device, elf_object, object_rules, tools
 from grader.errors import GraderError
 from grader.policy import PolicyRules
@@ -629,6 +629,30 @@ class FatbinSectionTest(unittest.TestCase):
                 self.assertEqual([v.rule for v in found], ["device"])
                 self.assertIn(why, found[0].message)
                 self.assertIn("bytes other than nvcc's fatbin", found[0].message)
+
+    def test_the_section_is_the_fatbin_the_build_kept(self):
+        # round 18: nvcc's fatbin asm skipped by assembler conditionals and another fatbin put
+        # under its label has nvcc's shape; it is not the fatbin nvcc kept of that compile
+        with tempfile.TemporaryDirectory() as t:
+            obj = self.elf_with(Path(t), "x", self.NVCC)
+            kept = device.kept_fatbin(obj)
+            (section,) = elf.section_bytes(obj, elf.FATBIN_SECTION)
+            with self.assertRaises(GraderError) as e:    # the build did not keep it
+                device.check_device_sections(obj, kept_required=True)
+            self.assertIn("did not keep nvcc's fatbin", e.exception.message)
+            self.assertEqual(device.check_device_sections(obj), [])   # not asked: shape only
+            kept.write_bytes(section[:32])
+            self.assertEqual(device.check_device_sections(obj, kept_required=True), [])
+            for other in (section[:31] + b"\x01", section[:24], section[:32] + bytes(8), b""):
+                with self.subTest(kept=other):
+                    kept.write_bytes(other)
+                    (v,) = device.check_device_sections(obj, kept_required=True)
+                    self.assertIn("not the fatbin nvcc compiled from your file", v.message)
+                    self.assertIn("bytes other than nvcc's fatbin", v.message)
+            kept.unlink()
+            kept.symlink_to(Path(t) / "elsewhere")
+            with self.assertRaises(GraderError):
+                device.check_device_sections(obj, kept_required=True)
 
     def elf_with(self, tmp: Path, name: str, asm: str) -> Path:
         src = tmp / f"{name}.cpp"
