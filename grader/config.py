@@ -85,6 +85,8 @@ class LabConfig:
     max_file_kib: int = DEFAULT_MAX_FILE_KIB
     policy: object = None          # grader.policy.PolicyRules for this lab
     flop_factor: float = 1.0       # [plausibility]: the FLOP ceiling is the FP32 peak times this
+    # Not from grading.toml: ncu when this grading profiles its benchmarks (grade --profile)
+    profiler: str | None = None
 
     @property
     def max_points(self) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from grader.report_text import (PERF_PROBLEMS, implausible_entries, kernel_name, kernel_note,
                                 kernel_resources, lab_kernels, perf_summary, points_text,
-                                terminal_text)
+                                profile_lines, terminal_text)
 from grader.results import GradeResult, LabResult, stage_totals
 
 MAX_FAILURES_SHOWN = 5
@@ -78,6 +78,7 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
         out.append(f"  {name:<14}{desc:<44}{_score(p.points, p.max_points)}")
         if p.status == "measured":
             out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g})")
+            out += [f"  {'':<14}{line}" for line in profile_lines(p)]
     out.append(f"  {'lab total':<58}{_score(lab.points, lab.max_points)}")
     return out + times_row
 

@@ -108,6 +108,9 @@ class GradeOptions:
     # Build without the build sandbox where none is possible (--unsandboxed-build): a warning
     # in every lab's results. False: such a machine refuses to grade (build_sandbox_check).
     unsandboxed_build: bool = False
+    # Profile one timed call of each benchmark under ncu (--profile): counters reported beside
+    # the lecture's model, never scored (docs/grading.md, "The profile stage").
+    profile: bool = False
 
 
 def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
@@ -324,6 +327,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         if options.test_timeout_s is not None:
             built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
                      for cfg, lab, lab_paths in built]
+        if options.profile and options.performance:
+            built = _with_profiler(built, progress)
         if seed is None:
             _draw_seeds(built)
 
@@ -358,6 +363,22 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
             for judge_started in started.values():
                 if judge_started is not None:
                     judge_started.close()
+
+
+def _with_profiler(built: list, progress) -> list:
+    """Each lab's config with the profiler (ncu) the bench judges run one timed call under;
+    where none is found, each lab with benchmarks says so and is graded as without --profile."""
+    ncu = judge.find_profiler()
+    if ncu is None:
+        why = ("no profile: Nsight Compute's ncu was not found (PATH, $CUDA_HOME/bin, "
+               "/usr/local/cuda/bin)")
+        progress(f"WARNING: {why}")
+        for cfg, lab, _ in built:
+            if cfg.performance:
+                lab.warnings.append(why)
+        return built
+    return [(dataclasses.replace(cfg, profiler=ncu), lab, lab_paths)
+            for cfg, lab, lab_paths in built]
 
 
 def _draw_seeds(built: list) -> None:
@@ -797,7 +818,7 @@ def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             started = bench.start_benchmarks(
                 lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
                 seed=lab.seed, routes=lab_paths.worker_routes,
-                no_shared_memory=gtest.no_shared_memory(cfg.policy))
+                no_shared_memory=gtest.no_shared_memory(cfg.policy), profiler=cfg.profiler)
         except bench.BenchError:
             return None
         started.wait_ready()
@@ -931,6 +952,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
     benchmark that reported none)."""
     names = benchmark_names(cfg)
     timeout_s = sum(p.timeout_s for p in cfg.performance)
+    if cfg.profiler:   # the judge's own limit per profiled call, and its start
+        timeout_s += len(names) * (bench.PROFILE_LIMIT_S + 10)
     progress(f"{cfg.name}: benchmarking {', '.join(names)}")
     found = {}
     try:
@@ -941,7 +964,7 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
                                              worker=lab_paths.worker.path, seed=lab.seed,
                                              routes=lab_paths.worker_routes,
                                              no_shared_memory=gtest.no_shared_memory(cfg.policy),
-                                             started=started)
+                                             started=started, profiler=cfg.profiler)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

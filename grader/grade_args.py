@@ -93,6 +93,7 @@ class GradeArgs:
     jobs: int | None = None
     performance: bool = True
     sanitize: bool = True
+    profile: bool = False                 # profile one timed call per benchmark under ncu
     test_timeout_s: float | None = None
     labs_at_once: int | None = None       # labs whose tests run side by side; None: all
     unsandboxed_build: bool = False       # build even where no build sandbox is possible
@@ -111,6 +112,7 @@ class GradeArgs:
         from grader.grade import GradeOptions   # the pipeline: not for `--help` and `list`
         return GradeOptions(seed=self.seed, jobs=self.jobs,
                             performance=self.performance, sanitize=self.sanitize,
+                            profile=self.profile,
                             test_timeout_s=self.test_timeout_s,
                             labs_at_once=self.labs_at_once,
                             unsandboxed_build=self.unsandboxed_build)
@@ -145,6 +147,11 @@ def add_arguments(g) -> None:
     g.add_argument("--no-sanitize", action="store_true",
                    help="do not re-run failing calls under compute-sanitizer memcheck (a lab's "
                         "graded race checks still run)")
+    g.add_argument("--profile", action="store_true",
+                   help="profile one timed call of each benchmark under Nsight Compute (ncu) "
+                        "and report its kernels' counters (DRAM bytes against the lecture's "
+                        "model, coalescing, bank conflicts, occupancy); slower; never changes "
+                        "a score")
     g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")
@@ -166,7 +173,8 @@ def from_namespace(ns: argparse.Namespace) -> GradeArgs:
     return GradeArgs(labs=tuple(ns.labs), submission=ns.submission, solutions=ns.solutions,
                      output=ns.output, seed=ns.seed, secret_file=ns.secret_file,
                      build_dir=ns.build_dir, jobs=ns.jobs, performance=not ns.no_performance,
-                     sanitize=not ns.no_sanitize, test_timeout_s=ns.test_timeout,
+                     sanitize=not ns.no_sanitize, profile=ns.profile,
+                     test_timeout_s=ns.test_timeout,
                      labs_at_once=ns.labs_at_once, unsandboxed_build=ns.unsandboxed_build,
                      quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
 
@@ -197,6 +205,8 @@ def argv(args: GradeArgs) -> list:
         out.append("--no-performance")
     if not args.sanitize:
         out.append("--no-sanitize")
+    if args.profile:
+        out.append("--profile")
     if args.test_timeout_s is not None:
         out.append(f"--test-timeout={args.test_timeout_s!r}")   # repr: the exact float
     if args.labs_at_once is not None:

@@ -49,14 +49,23 @@ def private_dir(prefix: str = "labs-judge-"):
 
 def find_sanitizer(environ=None) -> str | None:
     """compute-sanitizer: on PATH, else in $CUDA_HOME/bin, else in /usr/local/cuda/bin."""
+    return _find_cuda_tool("compute-sanitizer", environ)
+
+
+def find_profiler(environ=None) -> str | None:
+    """Nsight Compute's ncu: on PATH, else in $CUDA_HOME/bin, else in /usr/local/cuda/bin."""
+    return _find_cuda_tool("ncu", environ)
+
+
+def _find_cuda_tool(name: str, environ=None) -> str | None:
     environ = os.environ if environ is None else environ
-    found = shutil.which("compute-sanitizer", path=environ.get("PATH", _DEFAULT_PATH))
+    found = shutil.which(name, path=environ.get("PATH", _DEFAULT_PATH))
     if found:
         return str(Path(found).resolve())
     candidates = []
     if environ.get("CUDA_HOME"):
-        candidates.append(Path(environ["CUDA_HOME"]) / "bin" / "compute-sanitizer")
-    candidates.append(Path("/usr/local/cuda/bin/compute-sanitizer"))
+        candidates.append(Path(environ["CUDA_HOME"]) / "bin" / name)
+    candidates.append(Path("/usr/local/cuda/bin") / name)
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c.resolve())

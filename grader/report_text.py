@@ -80,6 +80,74 @@ def perf_summary(p: PerfResult) -> str:
     return text + (f" {p.label}" if p.label else "")
 
 
+# The profile stage (grade --profile): one timed call of a benchmark replayed under ncu by the
+# bench judge; its counters are prof_* (ProfileStatus in common/include/labkit/judge.hpp).
+PROFILE_NONE = {
+    0: "not asked",
+    2: "this machine opens the GPU's performance counters to administrators only",
+    3: "the profiler measured no kernel of the call (no counters on this machine?)",
+    4: "the profiler did not finish in time",
+    5: "the profiler failed (the bench judge's output says why)",
+}
+# A gap worth a sentence: DRAM bytes this many times the model's, or less than its inverse.
+PROFILE_TRAFFIC_GAP = 1.5
+PROFILE_POOR_SECTOR_USE_PCT = 60.0
+
+
+def _si_bytes(n: float) -> str:
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def model_bytes(p: PerfResult) -> float | None:
+    """The bytes the benchmark's model counts for one call (its GBps counter is those bytes
+    over the student's median time), or None."""
+    gbps, ms = p.counters.get("GBps"), p.counters.get("student_ms")
+    if not gbps or not ms or gbps <= 0 or ms <= 0:
+        return None
+    return gbps * 1e9 * ms * 1e-3
+
+
+def profile_lines(p: PerfResult) -> list:
+    """What the profile stage measured of the entry's benchmark, in a few lines (none when it
+    was not profiled): DRAM bytes against the model's, how much of each sector global loads
+    and stores use, bank conflicts, occupancy, and a sentence on the largest gap."""
+    c = p.counters
+    status = c.get("prof_status")
+    if status is None:
+        return []
+    if int(status) != 1:
+        return [f"profile: none: {PROFILE_NONE.get(int(status), 'unknown status')}"]
+    read, written = c.get("prof_dram_read_bytes", 0.0), c.get("prof_dram_write_bytes", 0.0)
+    model = model_bytes(p)
+    traffic = f"profile: DRAM {_si_bytes(read)} read, {_si_bytes(written)} written"
+    gap = None
+    if model:
+        gap = (read + written) / model
+        traffic += f": {gap:.2f}x the {_si_bytes(model)} the model counts"
+    parts = []
+    if c.get("prof_ld_sectors", 0) > 0:
+        parts.append(f"loads use {c.get('prof_ld_sector_use_pct', 0):.0f}% of each sector")
+    if c.get("prof_st_sectors", 0) > 0:
+        parts.append(f"stores {c.get('prof_st_sector_use_pct', 0):.0f}%")
+    parts.append(f"{int(c.get('prof_shared_bank_conflicts', 0)):,} shared bank conflicts")
+    parts.append(f"occupancy {c.get('prof_occupancy_pct', 0):.0f}%")
+    kernels = int(c.get("prof_kernels", 0))
+    parts.append(f"{kernels} kernel{'s' if kernels != 1 else ''}, "
+                 f"{int(c.get('prof_registers', 0))} registers")
+    lines = [traffic, "  " + "; ".join(parts)]
+    if gap is not None and gap > PROFILE_TRAFFIC_GAP:
+        lines.append(f"  {gap:.1f}x the model's bytes: data crosses DRAM more than once (reuse "
+                     f"it from registers or shared memory, or keep it on chip between kernels)")
+    elif c.get("prof_ld_sectors", 0) > 0 and \
+            c.get("prof_ld_sector_use_pct", 100) < PROFILE_POOR_SECTOR_USE_PCT:
+        lines.append("  loads use little of each 32-byte sector they fetch: neighbouring "
+                     "threads should read neighbouring addresses (coalescing)")
+    return lines
+
+
 def lab_message(lab: LabResult) -> str:
     """What a lab that was not graded reports: its message, and the compiler's log."""
     text = lab.message.strip()

@@ -373,6 +373,17 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   }
   for (const Kept& k : kept) check_call(k.name, k.seed, k.outputs);
   kept.clear();
+  // The profile stage (--labkit-profiler): the last timed call's plan replayed under ncu, in a
+  // fresh executor, after every timed call was checked. Its counters are reported, never timed.
+  Profile profile;
+  profile.status = ProfileStatus::kNotAsked;
+  double profile_s = 0;
+  if (!smoke && !worker_options().profiler.empty()) {
+    profile = clock(profile_s, [&] { return w.profile(call, 120); });
+    if (profile.status != ProfileStatus::kOk) {
+      std::fprintf(stderr, "%s: no profile: %s\n", spec.name.c_str(), profile.why.c_str());
+    }
+  }
 
   const double s_ms = median(student), b_ms = median(base);
   for (auto _ : state) state.SetIterationTime(s_ms / 1e3);
@@ -405,6 +416,25 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["phase_calibration_s"] = calibration_s;
   c["phase_baseline_s"] = baseline_s;
   c["phase_verify_s"] = verify_s;
+  if (profile.status != ProfileStatus::kNotAsked) {
+    c["prof_status"] = static_cast<double>(profile.status);
+    c["phase_profile_s"] = profile_s;
+  }
+  if (profile.status == ProfileStatus::kOk) {
+    c["prof_kernels"] = profile.kernels;
+    c["prof_dram_read_bytes"] = profile.dram_read_bytes;
+    c["prof_dram_write_bytes"] = profile.dram_write_bytes;
+    c["prof_ld_sectors"] = profile.ld_sectors;
+    c["prof_ld_requests"] = profile.ld_requests;
+    c["prof_st_sectors"] = profile.st_sectors;
+    c["prof_st_requests"] = profile.st_requests;
+    c["prof_ld_sector_use_pct"] = profile.ld_sector_use_pct;
+    c["prof_st_sector_use_pct"] = profile.st_sector_use_pct;
+    c["prof_shared_bank_conflicts"] = profile.shared_bank_conflicts;
+    c["prof_gpu_ms"] = profile.gpu_ns / 1e6;
+    c["prof_occupancy_pct"] = profile.occupancy_pct;
+    c["prof_registers"] = profile.registers;
+  }
   for (const auto& [name, value] : spec.counters) c[name] = value;
   state.SetLabel(spec.baseline_name);
 }

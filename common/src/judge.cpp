@@ -409,6 +409,11 @@ struct Worker::Impl {
   // compute on, so its CPU time says nothing (the allowance applies to self-contained runners).
   bool planned = false;
 
+  struct Replay;
+  Replay replay(const OpCall& call, uint32_t flags, bool needs_saved_plan,
+                const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
+                double limit_ms);
+
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
     become_subreaper();
     arena_fd = ::memfd_create("labkit-arena", MFD_CLOEXEC);
@@ -914,14 +919,28 @@ TimedCall Worker::bench_timed(const std::function<void()>& open, const std::func
   return t;
 }
 
-std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean,
-                             double max_s) {
-  if (clean != nullptr) *clean = false;
-  const std::string sanitizer = impl_->options.sanitizer;
-  if (sanitizer.empty()) return "";
-  // A private folder the unprivileged worker can read: a copy of the worker, the request.
-  char tmpl[] = "/tmp/labkit-sanitize-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) return "";
+// A replay of `call` in a fresh executor under a tool (compute-sanitizer, ncu): a private
+// folder the unprivileged worker can read holds a copy of the worker (the executor), of the
+// planner, the request with its inputs and, for a planned call, the plan the executor kept of the
+// graded call (the replay runs that plan and never asks a planner, so nothing the student's
+// host code knows can make the checked or profiled run differ from the graded one). The tool
+// writes its report to a file of its own; the replayed process writes only to a memfd.
+struct Worker::Impl::Replay {
+  bool started = false;     // the tool was started
+  bool finished = false;    // it ended before the deadline (`status` is its wait status)
+  int status = 0;
+  bool saved_plan = false;  // the graded call's plan was replayed
+  std::string report;       // the tool's report file
+  std::string app;          // what the replayed process printed (at most 1 MiB)
+};
+
+Worker::Impl::Replay Worker::Impl::replay(
+    const OpCall& call, uint32_t flags, bool needs_saved_plan,
+    const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
+    double limit_ms) {
+  Replay out;
+  char tmpl[] = "/tmp/labkit-replay-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return out;
   const fs::path dir = tmpl;
   struct Cleanup {
     fs::path d;
@@ -933,21 +952,20 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   // Readable by the (possibly unprivileged) worker, writable by the judge alone.
   ::chmod(dir.c_str(), 0755);
   std::error_code ec;
-  const bool planned = !impl_->options.executor.empty() && is_planner(impl_->options.path);
-  fs::copy_file(planned ? impl_->options.executor : impl_->options.path, dir / "worker", ec);
-  if (ec) return "";
+  const bool is_planned = !options.executor.empty() && is_planner(options.path);
+  fs::copy_file(is_planned ? options.executor : options.path, dir / "worker", ec);
+  if (ec) return out;
   ::chmod((dir / "worker").c_str(), 0755);
-  if (planned) {
-    fs::copy_file(impl_->options.path, dir / "planner", ec);
-    if (ec) return "";
+  if (is_planned) {
+    fs::copy_file(options.path, dir / "planner", ec);
+    if (ec) return out;
     ::chmod((dir / "planner").c_str(), 0755);
   }
   p::Request req;
   req.op = static_cast<uint32_t>(p::Op::kRun);
-  req.flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
-  if (tool == "memcheck") req.flags |= p::kFlagExactBuffers;
+  req.flags = flags;
   const size_t calls = std::max<size_t>(call.inputs.size(), 1);
-  impl_->layout(call, req, calls, false);
+  layout(call, req, calls, false);
   req.magic = p::kMagic;
   // Only the part of the arena this call uses: the arena keeps the size of the largest call so
   // far (gigabytes after a test past 2^31 elements), and writing all of it took seconds.
@@ -960,22 +978,17 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     }
     if (p::is_output(d.role)) used = std::max(used, d.out_offset + span);
   }
-  req.arena_bytes = std::min<uint64_t>(used, impl_->arena_size);
+  req.arena_bytes = std::min<uint64_t>(used, arena_size);
   {
     FILE* f = std::fopen((dir / "request").c_str(), "wb");
-    if (f == nullptr) return "";
+    if (f == nullptr) return out;
     const bool ok = std::fwrite(&req, sizeof(req), 1, f) == 1 &&
-                    (req.arena_bytes == 0 ||
-                     std::fwrite(impl_->arena, req.arena_bytes, 1, f) == 1);
+                    (req.arena_bytes == 0 || std::fwrite(arena, req.arena_bytes, 1, f) == 1);
     std::fclose(f);
-    if (!ok) return "";
+    if (!ok) return out;
   }
   ::chmod((dir / "request").c_str(), 0644);
-  // The plan the graded call ran, from the executor that ran it: the replay runs that plan and
-  // never asks a planner, so nothing the student's host code knows (how many calls it has
-  // planned, in which process) can make the checked run differ from the graded one.
-  bool saved_plan = false;
-  if (planned && req.calls == 1 && impl_->pid > 0) {
+  if (is_planned && req.calls == 1 && pid > 0) {
     p::Request ask;
     ask.op = static_cast<uint32_t>(p::Op::kPlanOf);
     ask.calls = 1;
@@ -983,106 +996,299 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     std::string why;
     // Room for the largest plan a planner may send (plan.hpp: one message), so that no plan a
     // launcher makes can be too large to keep.
-    impl_->ensure_arena(sizeof(labkit::plan::SavedPlan) + labkit::plan::kMaxPayload);
-    if (impl_->transact(ask, got, impl_->options.call_timeout_s, why) == Outcome::kOk) {
+    ensure_arena(sizeof(labkit::plan::SavedPlan) + labkit::plan::kMaxPayload);
+    if (transact(ask, got, options.call_timeout_s, why) == Outcome::kOk) {
       labkit::plan::SavedPlan sp;
-      std::memcpy(&sp, impl_->arena, sizeof(sp));
-      if (sp.magic == labkit::plan::kSavedMagic && sp.bytes <= impl_->arena_size - sizeof(sp)) {
+      std::memcpy(&sp, arena, sizeof(sp));
+      if (sp.magic == labkit::plan::kSavedMagic && sp.bytes <= arena_size - sizeof(sp)) {
         FILE* f = std::fopen((dir / "plan").c_str(), "wb");
         if (f != nullptr) {
-          saved_plan = std::fwrite(impl_->arena, sizeof(sp) + sp.bytes, 1, f) == 1;
-          saved_plan = std::fclose(f) == 0 && saved_plan;
+          out.saved_plan = std::fwrite(arena, sizeof(sp) + sp.bytes, 1, f) == 1;
+          out.saved_plan = std::fclose(f) == 0 && out.saved_plan;
           ::chmod((dir / "plan").c_str(), 0644);
         }
       }
     }
   }
-  if (planned && tool == "racecheck" && !saved_plan) {
-    // A replay without the graded plan would ask a fresh planner, whose host code can tell it
-    // apart from the one that planned the graded call: never a clean verdict.
-    return std::string(kRaceReplayWithoutPlan);
-  }
-  const int log = ::memfd_create("labkit-sanitizer-log", MFD_CLOEXEC);
-  if (log < 0) return "";
-  // The tool's report goes to a file of its own: the replayed process (the student's device
-  // code's printf, the launcher's output) writes only to `log`, and cannot write a file, so it
-  // cannot forge a summary line the verdict reads.
-  const fs::path report = dir / "sanitizer-report.txt";
+  // A replay without the graded plan would ask a fresh planner, whose host code can tell it
+  // apart from the one that planned the graded call.
+  if (is_planned && needs_saved_plan && !out.saved_plan) return out;
+  const int log = ::memfd_create("labkit-replay-log", MFD_CLOEXEC);
+  if (log < 0) return out;
+  const fs::path report = dir / "tool-report.txt";
   {
     // The tool's front end (not confined, the worker's user) writes it: made for that user.
     const int fd = ::open(report.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return "";
-    if (impl_->drop && ::fchown(fd, kNobody, kNogroup) != 0) {}
+    if (fd < 0) {
+      ::close(log);
+      return out;
+    }
+    if (drop && ::fchown(fd, kNobody, kNogroup) != 0) {}
     ::close(fd);
   }
+  std::vector<std::string> argv = tool_argv(report.string());
+  argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
+  if (is_planned) {
+    argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
+    if (out.saved_plan) argv.insert(argv.end(), {"--plan", (dir / "plan").string()});
+    if (options.helpers) argv.push_back("--helpers");
+    if (options.no_shared_memory) argv.push_back("--no-shared-memory");
+  }
+  std::vector<std::string> env = worker_environment(dir.string());
+  const pid_t tool = spawn(-1, argv, env, {-1, log, log}, drop, scratch);
+  if (tool > 0) {
+    out.started = true;
+    g_live_workers.insert(tool);
+    const double deadline = now_ms() + limit_ms;
+    pid_t r = 0;
+    while ((r = ::waitpid(tool, &out.status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);
+    if (r != tool) {
+      ::kill(-tool, SIGKILL);
+      ::waitpid(tool, &out.status, 0);
+    }
+    out.finished = r == tool;
+    ::kill(-tool, SIGKILL);  // whatever the tool's worker left in its process group
+    g_live_workers.erase(tool);
+    kill_strays();
+    if (out.finished) {
+      const off_t size = ::lseek(log, 0, SEEK_END);
+      out.app.assign(static_cast<size_t>(std::max<off_t>(std::min<off_t>(size, 1 << 20), 0)), '\0');
+      if (size > 0 && ::pread(log, out.app.data(), out.app.size(), 0) < 0) out.app.clear();
+      std::ifstream in(report, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      out.report = ss.str();
+    }
+  }
+  ::close(log);
+  return out;
+}
+
+std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean,
+                             double max_s) {
+  if (clean != nullptr) *clean = false;
+  const std::string sanitizer = impl_->options.sanitizer;
+  if (sanitizer.empty()) return "";
+  uint32_t flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
+  if (tool == "memcheck") flags |= p::kFlagExactBuffers;
+  double limit_ms = tool == "racecheck" ? 300000.0 : 180000.0;
+  if (max_s > 0) limit_ms = std::min(limit_ms, max_s * 1000.0);
   // No API errors: the replayed process's CUDA calls are the executor's own (the student's host
   // code plans without a driver), and its snapshot of the device's attributes asks for ids the
   // device does not have; reported, they filled the printed findings (238 of them on an H200)
   // and hid the kernel's own invalid access.
-  std::vector<std::string> argv = {sanitizer, "--tool", tool, "--print-limit", "10",
-                                   "--error-exitcode", "86", "--show-backtrace", "device",
-                                   "--report-api-errors", "no", "--log-file", report.string()};
-  argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
-  if (planned) {
-    argv.insert(argv.end(), {"--planner", (dir / "planner").string()});
-    if (saved_plan) argv.insert(argv.end(), {"--plan", (dir / "plan").string()});
-    if (impl_->options.helpers) argv.push_back("--helpers");
-    if (impl_->options.no_shared_memory) argv.push_back("--no-shared-memory");
+  const Impl::Replay r = impl_->replay(
+      call, flags, tool == "racecheck",
+      [&](const std::string& report) {
+        return std::vector<std::string>{sanitizer, "--tool", tool, "--print-limit", "10",
+                                        "--error-exitcode", "86", "--show-backtrace", "device",
+                                        "--report-api-errors", "no", "--log-file", report};
+      },
+      limit_ms);
+  const bool planned = !impl_->options.executor.empty() && is_planner(impl_->options.path);
+  if (planned && tool == "racecheck" && !r.saved_plan) {
+    // A replay without the graded plan would ask a fresh planner: never a clean verdict.
+    return std::string(kRaceReplayWithoutPlan);
   }
-  std::vector<std::string> env = worker_environment(dir.string());
-  const pid_t pid = spawn(-1, argv, env, {-1, log, log}, impl_->drop, impl_->scratch);
-  if (pid > 0) g_live_workers.insert(pid);
+  if (!r.started) return "";
+  if (!r.finished) return "  (compute-sanitizer " + tool + " did not finish in time)\n";
+  std::string out = summarize_sanitizer(r.report);
+  const bool exited = WIFEXITED(r.status);
+  if (clean != nullptr) {
+    // Clean: the call itself completed (the replay exits 0 only then) and the tool found
+    // nothing. A crash under the tool is not a clean run.
+    *clean = exited && WEXITSTATUS(r.status) == 0 &&
+             (r.report.find("ERROR SUMMARY: 0 errors") != std::string::npos ||
+              r.report.find("RACECHECK SUMMARY: 0 hazards") != std::string::npos);
+  }
+  if (out.empty() && exited && WEXITSTATUS(r.status) == 86) out = "  errors reported\n";
+  // The replayed worker is confined too: say so when the sandbox stopped it.
+  const size_t stopped = r.app.find("labkit-sandbox: system call ");
+  if (stopped != std::string::npos) {
+    out += "  (the replay " + r.app.substr(stopped, r.app.find('\n', stopped) - stopped) + ")\n";
+  } else if (!(exited && (WEXITSTATUS(r.status) == 0 || WEXITSTATUS(r.status) == 86))) {
+    out += "  (the replay " + describe_wait(r.status) + ")\n";
+  }
+  if (out.empty() && !(exited && WEXITSTATUS(r.status) == 0)) {
+    out = "  (compute-sanitizer " + tool + " " + describe_wait(r.status) + " without a report:\n" +
+          tail_of(r.report + r.app, 1500) + ")\n";
+  }
+  return out;
+}
+
+namespace {
+
+// The metrics and what each adds to a Profile.
+constexpr const char* kDramRead = "dram__bytes_read.sum";
+constexpr const char* kDramWrite = "dram__bytes_write.sum";
+constexpr const char* kLdSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+constexpr const char* kLdRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
+constexpr const char* kStSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
+constexpr const char* kStRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
+constexpr const char* kSharedLdConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
+constexpr const char* kSharedStConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
+constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
+constexpr const char* kDuration = "gpu__time_duration.sum";
+constexpr const char* kRegisters = "launch__registers_per_thread";
+// Of each 32-byte sector a global load or store moved, the share the warp asked for (100%:
+// coalesced).
+constexpr const char* kLdUse = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
+constexpr const char* kStUse = "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct";
+
+// One CSV line's fields ("a","b,c",...; "" inside a field is a quote).
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        field += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.push_back(field);
+      field.clear();
+    } else if (c != '\r') {
+      field += c;
+    }
+  }
+  out.push_back(field);
+  return out;
+}
+
+// "3,328" or "1.5e+06" -> the number; false for "n/a" and anything else.
+bool csv_number(std::string text, double& value) {
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  if (text.empty()) return false;
+  char* end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end != nullptr && *end == '\0' && std::isfinite(value);
+}
+
+}  // namespace
+
+std::string profile_metrics() {
   std::string out;
-  if (pid > 0) {
-    double limit_ms = tool == "racecheck" ? 300000.0 : 180000.0;
-    if (max_s > 0) limit_ms = std::min(limit_ms, max_s * 1000.0);
-    const double deadline = now_ms() + limit_ms;
-    int status = 0;
-    pid_t r = 0;
-    while ((r = ::waitpid(pid, &status, WNOHANG)) == 0 && now_ms() < deadline) ::usleep(20000);
-    if (r != pid) {
-      ::kill(-pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      out = "  (compute-sanitizer " + tool + " did not finish in time)\n";
+  for (const char* m : {kDramRead, kDramWrite, kLdSectors, kLdRequests, kStSectors, kStRequests,
+                        kSharedLdConflicts, kSharedStConflicts, kOccupancy, kDuration,
+                        kRegisters, kLdUse, kStUse}) {
+    out += (out.empty() ? "" : ",") + std::string(m);
+  }
+  return out;
+}
+
+Profile parse_profile(const std::string& report) {
+  Profile out;
+  std::istringstream in(report);
+  std::string line;
+  std::vector<std::string> header;
+  int id_col = -1, name_col = -1, value_col = -1;
+  std::map<std::string, std::map<std::string, double>> kernels;  // ID -> metric -> value
+  std::string first_error;
+  while (std::getline(in, line)) {
+    if (line.rfind("==ERROR==", 0) == 0 && first_error.empty()) first_error = line.substr(10);
+    if (line.empty() || line[0] != '"') continue;
+    std::vector<std::string> fields = csv_fields(line);
+    if (header.empty()) {
+      header = fields;
+      for (size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == "ID") id_col = static_cast<int>(i);
+        if (header[i] == "Metric Name") name_col = static_cast<int>(i);
+        if (header[i] == "Metric Value") value_col = static_cast<int>(i);
+      }
+      if (id_col < 0 || name_col < 0 || value_col < 0) header.clear();
+      continue;
     }
-    ::kill(-pid, SIGKILL);  // whatever the tool's worker left in its process group
-    g_live_workers.erase(pid);
-    kill_strays();
-    if (r == pid) {
-      const off_t size = ::lseek(log, 0, SEEK_END);
-      std::string app(static_cast<size_t>(std::max<off_t>(std::min<off_t>(size, 1 << 20), 0)), '\0');
-      if (size > 0 && ::pread(log, app.data(), app.size(), 0) < 0) app.clear();
-      std::string text;
-      {
-        std::ifstream in(report, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        text = ss.str();
-      }
-      out = summarize_sanitizer(text);
-      const bool exited = WIFEXITED(status);
-      if (clean != nullptr) {
-        // Clean: the call itself completed (the replay exits 0 only then) and the tool found
-        // nothing. A crash under the tool is not a clean run.
-        *clean = exited && WEXITSTATUS(status) == 0 &&
-                 (text.find("ERROR SUMMARY: 0 errors") != std::string::npos ||
-                  text.find("RACECHECK SUMMARY: 0 hazards") != std::string::npos);
-      }
-      if (out.empty() && exited && WEXITSTATUS(status) == 86) out = "  errors reported\n";
-      // The replayed worker is confined too: say so when the sandbox stopped it.
-      const size_t stopped = app.find("labkit-sandbox: system call ");
-      if (stopped != std::string::npos) {
-        out += "  (the replay " + app.substr(stopped, app.find('\n', stopped) - stopped) + ")\n";
-      } else if (!(exited && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 86))) {
-        out += "  (the replay " + describe_wait(status) + ")\n";
-      }
-      if (out.empty() && !(exited && WEXITSTATUS(status) == 0)) {
-        out = "  (compute-sanitizer " + tool + " " + describe_wait(status) + " without a report:\n" +
-              tail_of(text + app, 1500) + ")\n";
-      }
+    if (fields.size() != header.size()) continue;
+    double v = 0;
+    if (!csv_number(fields[static_cast<size_t>(value_col)], v)) continue;
+    kernels[fields[static_cast<size_t>(id_col)]][fields[static_cast<size_t>(name_col)]] = v;
+  }
+  if (report.find("ERR_NVGPUCTRPERM") != std::string::npos) {
+    out.status = ProfileStatus::kNoPermission;
+    out.why = "this machine opens the GPU's performance counters to administrators only "
+              "(ERR_NVGPUCTRPERM)";
+    return out;
+  }
+  if (kernels.empty()) {
+    out.status = first_error.empty() ? ProfileStatus::kNoKernels : ProfileStatus::kToolFailed;
+    out.why = first_error.empty() ? "the profiler measured no kernel of the call"
+                                  : "the profiler failed: " + first_error;
+    return out;
+  }
+  double weighted = 0, timed = 0, ld_use = 0, st_use = 0;
+  for (const auto& [id, m] : kernels) {
+    auto get = [&m = m](const char* name) {
+      const auto it = m.find(name);
+      return it == m.end() ? 0.0 : it->second;
+    };
+    ++out.kernels;
+    out.dram_read_bytes += get(kDramRead);
+    out.dram_write_bytes += get(kDramWrite);
+    out.ld_sectors += get(kLdSectors);
+    out.ld_requests += get(kLdRequests);
+    out.st_sectors += get(kStSectors);
+    out.st_requests += get(kStRequests);
+    out.shared_bank_conflicts += get(kSharedLdConflicts) + get(kSharedStConflicts);
+    const double ns = get(kDuration);
+    out.gpu_ns += ns;
+    weighted += get(kOccupancy) * ns;
+    timed += ns;
+    out.registers = std::max(out.registers, get(kRegisters));
+    ld_use += get(kLdUse) * get(kLdSectors);
+    st_use += get(kStUse) * get(kStSectors);
+  }
+  out.occupancy_pct = timed > 0 ? weighted / timed : 0;
+  out.ld_sector_use_pct = out.ld_sectors > 0 ? ld_use / out.ld_sectors : 0;
+  out.st_sector_use_pct = out.st_sectors > 0 ? st_use / out.st_sectors : 0;
+  out.status = ProfileStatus::kOk;
+  return out;
+}
+
+Profile Worker::profile(const OpCall& call, double max_s) {
+  Profile out;
+  const std::string ncu = impl_->options.profiler;
+  if (ncu.empty()) {
+    out.status = ProfileStatus::kNotAsked;
+    return out;
+  }
+  uint32_t flags = call.capture ? static_cast<uint32_t>(p::kFlagCapture) : 0u;
+  const double limit_ms = (max_s > 0 ? std::min(max_s, 120.0) : 120.0) * 1000.0;
+  // Only the executor is profiled (application-only: never the planner, the student's host
+  // code); each kernel is replayed by ncu once per pass with its memory restored, so the
+  // counters are those of the one call, and the call's output is not what is graded.
+  const Impl::Replay r = impl_->replay(
+      call, flags, true,
+      [&](const std::string& report) {
+        return std::vector<std::string>{ncu, "--csv", "--print-units", "base",
+                                        "--target-processes", "application-only",
+                                        "--metrics", profile_metrics(), "--log-file", report};
+      },
+      limit_ms);
+  if (!r.started) {
+    out.status = ProfileStatus::kToolFailed;
+    out.why = "the profiler could not be started";
+  } else if (!r.finished) {
+    out.status = ProfileStatus::kTimedOut;
+    out.why = "the profiler did not finish within " + std::to_string(static_cast<int>(limit_ms / 1000)) + " s";
+  } else {
+    // The report only: the replayed process (the student's device code's printf) writes to
+    // another file, so nothing it prints can pass for a counter.
+    out = parse_profile(r.report);
+    if (out.status == ProfileStatus::kOk &&
+        !(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)) {
+      out.status = ProfileStatus::kToolFailed;
+      out.why = "the profiled replay " + describe_wait(r.status);
     }
   }
-  ::close(log);
   return out;
 }
 

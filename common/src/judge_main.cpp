@@ -96,6 +96,8 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       options.test_budget_s = s;
     } else if (take(argv[i], "--labkit-sanitizer", &v)) {
       options.sanitizer = v;
+    } else if (take(argv[i], "--labkit-profiler", &v)) {
+      options.profiler = v;
     } else if (take(argv[i], "--labkit-memory-lock", &v)) {
       if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-memory-lock: an absolute path, not '" + v + "'");
       options.memory_lock = v;

@@ -567,3 +567,62 @@ TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {
 
 }  // namespace
 }  // namespace labkit
+
+// The profile stage's reader of ncu's --csv report (one row per kernel and metric), from the
+// layout ncu 2025.3 prints (the GPU machines' toolkit), with a kernel name holding commas and
+// values with thousands separators.
+TEST(JudgeHost, ProfileSumsEachKernelsCountersFromNcusCsv) {
+  const std::string head =
+      "==PROF== Connected to process 8174 (/tmp/labkit-replay-x/worker)\n"
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  auto row = [](int id, const std::string& metric, const std::string& value) {
+    return "\"" + std::to_string(id) + "\",\"8174\",\"worker\",\"127.0.0.1\",\"void k<1, 2>(float *, int)\","
+           "\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"Command line profiler "
+           "metrics\",\"" + metric + "\",\"byte\",\"" + value + "\"\n";
+  };
+  std::string report = head;
+  for (int id : {0, 1}) {
+    report += row(id, "dram__bytes_read.sum", id == 0 ? "1,048,576" : "2,048");
+    report += row(id, "dram__bytes_write.sum", "512");
+    report += row(id, "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "400");
+    report += row(id, "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "100");
+    report += row(id, "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+                  id == 0 ? "100" : "50");
+    report += row(id, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "n/a");
+    report += row(id, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "7");
+    report += row(id, "gpu__time_duration.sum", id == 0 ? "3000" : "1000");
+    report += row(id, "sm__warps_active.avg.pct_of_peak_sustained_active", id == 0 ? "80" : "40");
+    report += row(id, "launch__registers_per_thread", id == 0 ? "32" : "64");
+  }
+  report += "==PROF== Disconnected from process 8174\n";
+  const labkit::Profile p = labkit::parse_profile(report);
+  ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;
+  EXPECT_EQ(p.kernels, 2);
+  EXPECT_DOUBLE_EQ(p.dram_read_bytes, 1048576.0 + 2048.0);
+  EXPECT_DOUBLE_EQ(p.dram_write_bytes, 1024.0);
+  EXPECT_DOUBLE_EQ(p.ld_sectors / p.ld_requests, 4.0);
+  EXPECT_DOUBLE_EQ(p.ld_sector_use_pct, 75.0);       // weighted by sectors: 400 each
+  EXPECT_DOUBLE_EQ(p.st_sector_use_pct, 0.0);        // no stores
+  EXPECT_DOUBLE_EQ(p.shared_bank_conflicts, 14.0);  // "n/a" counts as nothing
+  EXPECT_DOUBLE_EQ(p.gpu_ns, 4000.0);
+  EXPECT_DOUBLE_EQ(p.occupancy_pct, 70.0);           // (80 * 3000 + 40 * 1000) / 4000
+  EXPECT_DOUBLE_EQ(p.registers, 64.0);
+}
+
+TEST(JudgeHost, ProfileSaysWhyThereAreNoCounters) {
+  EXPECT_EQ(labkit::parse_profile("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission "
+                                  "to access NVIDIA GPU Performance Counters\n").status,
+            labkit::ProfileStatus::kNoPermission);
+  const labkit::Profile none = labkit::parse_profile("==WARNING== No kernels were profiled.\n");
+  EXPECT_EQ(none.status, labkit::ProfileStatus::kNoKernels);
+  EXPECT_NE(none.why.find("no kernel"), std::string::npos);
+  const labkit::Profile failed = labkit::parse_profile("==ERROR== Failed to connect\n");
+  EXPECT_EQ(failed.status, labkit::ProfileStatus::kToolFailed);
+  EXPECT_NE(failed.why.find("Failed to connect"), std::string::npos);
+  // A header of another layout is not read as counters.
+  EXPECT_EQ(labkit::parse_profile("\"Kernel\",\"Value\"\n\"k\",\"5\"\n").status,
+            labkit::ProfileStatus::kNoKernels);
+  EXPECT_NE(labkit::profile_metrics().find("dram__bytes_read.sum"), std::string::npos);
+}

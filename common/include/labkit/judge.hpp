@@ -37,6 +37,9 @@ struct WorkerOptions {
   // once spent, the remaining calls are failed without running.
   double test_budget_s = 0;
   std::string sanitizer;       // compute-sanitizer: race checks, re-runs ("" = none)
+  // Nsight Compute's ncu (--labkit-profiler=PATH; "" = no profile): the bench judge replays one
+  // timed call of each benchmark under it (Worker::profile).
+  std::string profiler;
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
   // Variants that run in a worker binary of their own (--labkit-worker-for=VARIANT=PATH): the
   // one linked with what a lab gives those variants only (add_cuda_lab's HELPER_VARIANTS, lab
@@ -162,6 +165,37 @@ inline constexpr const char* kRaceReplayWithoutPlan =
     "  (not run: the executor kept no plan of the graded call to replay, and a plan made again "
     "by a fresh copy of the launcher need not be the graded one)\n";
 
+// What the profile stage measured of one call (Worker::profile): its kernels' hardware counters
+// from Nsight Compute, summed over the kernels (occupancy: weighted by each kernel's time).
+enum class ProfileStatus : int {
+  kNotAsked = 0,      // no profiler given
+  kOk = 1,
+  kNoPermission = 2,  // the GPU's counters are open to administrators only (ERR_NVGPUCTRPERM)
+  kNoKernels = 3,     // the tool ran but profiled no kernel (no counters on this machine?)
+  kTimedOut = 4,
+  kToolFailed = 5,
+};
+struct Profile {
+  ProfileStatus status = ProfileStatus::kToolFailed;
+  std::string why;                  // when not kOk
+  int kernels = 0;
+  double dram_read_bytes = 0, dram_write_bytes = 0;
+  double ld_sectors = 0, ld_requests = 0;   // global loads: 32-byte sectors, and requests
+  double st_sectors = 0, st_requests = 0;   // global stores
+  // Of the bytes those sectors moved, the share the warps asked for (100: coalesced), weighted
+  // by each kernel's sectors.
+  double ld_sector_use_pct = 0, st_sector_use_pct = 0;
+  double shared_bank_conflicts = 0;         // shared-memory loads and stores
+  double gpu_ns = 0;                        // the kernels' time under the profiler
+  double occupancy_pct = 0;                 // achieved occupancy, % of the SM's peak warps
+  double registers = 0;                     // the most registers per thread of any kernel
+};
+// The ncu metrics Worker::profile asks for, comma-separated.
+std::string profile_metrics();
+// Reads ncu's --csv --print-units base report (one row per kernel and metric); a status that is
+// not kOk when it holds no counters, with why.
+Profile parse_profile(const std::string& report);
+
 class Worker {
  public:
   explicit Worker(WorkerOptions options);
@@ -195,6 +229,12 @@ class Worker {
   // is not run, and the findings are kRaceReplayWithoutPlan (never clean).
   std::string sanitize(const OpCall& call, const std::string& tool, bool* clean = nullptr,
                        double max_s = 0);
+
+  // Replays `call` (the graded call's saved plan, as the race check does) in a fresh executor
+  // under ncu (options.profiler) and returns its kernels' counters summed over the call
+  // (profile_metrics). Never a verdict: a status says why there are none. Killed after
+  // `max_s` seconds (at most 120).
+  Profile profile(const OpCall& call, double max_s = 0);
 
   // "seccomp, uid 65534 (dropped from root)" or "seccomp, same user as the judge"; the GPU the
   // worker sees.

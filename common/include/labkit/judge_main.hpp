@@ -1,6 +1,6 @@
 // Start-up shared by the judges (the test and the benchmark programs): reads the labkit flags
 // (--labkit-worker, --labkit-worker-for, --labkit-results-fd, --labkit-seed-stdin,
-// --labkit-ready-fd, --labkit-call-timeout, --labkit-test-budget, --labkit-sanitizer,
+// --labkit-ready-fd, --labkit-call-timeout, --labkit-test-budget, --labkit-sanitizer, --labkit-profiler,
 // --labkit-list-benchmarks) out of argv, hardens the process, and sets the seed.
 #pragma once
 
