@@ -838,7 +838,7 @@ class Executor {
 
 int executor_main(int argc, char** argv) {
   std::string planner, replay, saved;
-  bool helpers = false, serve = false, no_shared_memory = false;
+  bool helpers = false, serve = false, no_shared_memory = false, profile = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--planner" && i + 1 < argc) {
@@ -853,18 +853,23 @@ int executor_main(int argc, char** argv) {
       helpers = true;
     } else if (a == "--no-shared-memory") {
       no_shared_memory = true;
+    } else if (a == "--profile") {
+      profile = true;
     } else {
       planner.clear();
       break;
     }
   }
-  if (planner.empty() || serve == !replay.empty()) {
+  // Under ncu only with a saved plan: the replay then starts no planner, and runs unconfined
+  // (worker.cpp, --profile-replay).
+  if (planner.empty() || serve == !replay.empty() || (profile && saved.empty())) {
     std::fprintf(stderr,
                  "%s: the executor; the lab's _test and _bench programs start it.\n"
                  "  %s --serve --planner PATH [--helpers] [--no-shared-memory]\n"
                  "  %s --replay FILE --planner PATH [--plan SAVED] [--helpers] [--no-shared-memory]"
-                 "   (compute-sanitizer)\n",
-                 argv[0], argv[0], argv[0]);
+                 "   (compute-sanitizer)\n"
+                 "  %s --replay FILE --planner PATH --plan SAVED --profile [...]   (ncu)\n",
+                 argv[0], argv[0], argv[0], argv[0]);
     return 2;
   }
   // Every module loads whole when it is loaded (outside the timed window), not at its first
@@ -889,7 +894,7 @@ int executor_main(int argc, char** argv) {
   }
   set_after_cuda_init([] { return exec.after_cuda_init(); });
   std::vector<char*> args = {argv[0]};
-  std::string serve_flag = "--serve", replay_flag = "--replay";
+  std::string serve_flag = "--serve", replay_flag = profile ? "--profile-replay" : "--replay";
   if (serve) {
     args.push_back(serve_flag.data());
   } else {

@@ -412,7 +412,7 @@ struct Worker::Impl {
   struct Replay;
   Replay replay(const OpCall& call, uint32_t flags, bool needs_saved_plan,
                 const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
-                double limit_ms);
+                double limit_ms, const std::vector<std::string>& executor_args = {});
 
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
     become_subreaper();
@@ -937,7 +937,7 @@ struct Worker::Impl::Replay {
 Worker::Impl::Replay Worker::Impl::replay(
     const OpCall& call, uint32_t flags, bool needs_saved_plan,
     const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
-    double limit_ms) {
+    double limit_ms, const std::vector<std::string>& executor_args) {
   Replay out;
   char tmpl[] = "/tmp/labkit-replay-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return out;
@@ -1033,6 +1033,7 @@ Worker::Impl::Replay Worker::Impl::replay(
     if (out.saved_plan) argv.insert(argv.end(), {"--plan", (dir / "plan").string()});
     if (options.helpers) argv.push_back("--helpers");
     if (options.no_shared_memory) argv.push_back("--no-shared-memory");
+    argv.insert(argv.end(), executor_args.begin(), executor_args.end());
   }
   std::vector<std::string> env = worker_environment(dir.string());
   const pid_t tool = spawn(-1, argv, env, {-1, log, log}, drop, scratch);
@@ -1190,7 +1191,7 @@ Profile parse_profile(const std::string& report) {
   std::istringstream in(report);
   std::string line;
   std::vector<std::string> header;
-  int id_col = -1, name_col = -1, value_col = -1;
+  int id_col = -1, name_col = -1, value_col = -1, kernel_col = -1;
   std::map<std::string, std::map<std::string, double>> kernels;  // ID -> metric -> value
   std::string first_error;
   while (std::getline(in, line)) {
@@ -1203,11 +1204,17 @@ Profile parse_profile(const std::string& report) {
         if (header[i] == "ID") id_col = static_cast<int>(i);
         if (header[i] == "Metric Name") name_col = static_cast<int>(i);
         if (header[i] == "Metric Value") value_col = static_cast<int>(i);
+        if (header[i] == "Kernel Name") kernel_col = static_cast<int>(i);
       }
-      if (id_col < 0 || name_col < 0 || value_col < 0) header.clear();
+      if (id_col < 0 || name_col < 0 || value_col < 0 || kernel_col < 0) header.clear();
       continue;
     }
     if (fields.size() != header.size()) continue;
+    // The executor's own kernels (its fills of generated inputs, in namespace labkit, where the
+    // policy lets no student define anything) are not the call's work.
+    std::string kernel = fields[static_cast<size_t>(kernel_col)];
+    if (kernel.rfind("void ", 0) == 0) kernel.erase(0, 5);
+    if (kernel.rfind("labkit::", 0) == 0) continue;
     double v = 0;
     if (!csv_number(fields[static_cast<size_t>(value_col)], v)) continue;
     kernels[fields[static_cast<size_t>(id_col)]][fields[static_cast<size_t>(name_col)]] = v;
@@ -1272,7 +1279,7 @@ Profile Worker::profile(const OpCall& call, double max_s) {
                                         "--target-processes", "application-only",
                                         "--metrics", profile_metrics(), "--log-file", report};
       },
-      limit_ms);
+      limit_ms, {"--profile"});
   if (!r.started) {
     out.status = ProfileStatus::kToolFailed;
     out.why = "the profiler could not be started";
@@ -1288,6 +1295,12 @@ Profile Worker::profile(const OpCall& call, double max_s) {
       out.status = ProfileStatus::kToolFailed;
       out.why = "the profiled replay " + describe_wait(r.status);
     }
+  }
+  // Where the replayed executor's sandbox stopped it (the tool's code runs inside it): said,
+  // for whoever reads the bench judge's output. Never read as a counter.
+  const size_t stopped = r.app.find("labkit-sandbox: system call ");
+  if (out.status != ProfileStatus::kOk && stopped != std::string::npos) {
+    out.why += " (the replay " + r.app.substr(stopped, r.app.find('\n', stopped) - stopped) + ")";
   }
   return out;
 }

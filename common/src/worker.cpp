@@ -84,6 +84,8 @@ class Arena {
 uint64_t g_guard_bytes = p::kGuardBytes;
 
 std::function<std::string()> g_after_cuda_init;
+// The executor's replay under ncu (--profile-replay, executor --profile): not confined.
+bool g_profile_replay = false;
 std::function<int64_t(char*, uint64_t)> g_plan_of;
 
 // Merges a buffer's canary check into the reply's worst case over the calls.
@@ -233,6 +235,12 @@ class Runner {
     // from here on the process can only compute and answer (sandbox.hpp). No call has run yet,
     // and no host code of the student's ever runs in this process (it runs in the planner,
     // confined before its first constructor).
+    if (!confined_ && g_profile_replay) {
+      // A replay under ncu (--profile-replay): the profiler's code inside this process does what
+      // no filter here allows, and the executor runs no host code of the student's (its saved
+      // plan, no planner): unconfined, and said so.
+      confined_ = 3;
+    }
     if (!confined_) {
       const char* mode = std::getenv("LABKIT_SANDBOX");
       const bool survey = mode != nullptr && std::strcmp(mode, "survey") == 0;
@@ -572,6 +580,10 @@ void set_plan_of(std::function<int64_t(char*, uint64_t)> hook) { g_plan_of = std
 
 int main(int argc, char** argv, const std::vector<Variant>& variants) {
   if (argc == 3 && std::strcmp(argv[1], "--replay") == 0) return replay(argv[2], variants);
+  if (argc == 3 && std::strcmp(argv[1], "--profile-replay") == 0) {
+    g_profile_replay = true;
+    return replay(argv[2], variants);
+  }
   if (argc != 2 || std::strcmp(argv[1], "--serve") != 0) {
     std::fprintf(stderr,
                  "%s: this is a lab's worker; the lab's _test and _bench programs start it.\n"

@@ -596,6 +596,10 @@ TEST(JudgeHost, ProfileSumsEachKernelsCountersFromNcusCsv) {
     report += row(id, "sm__warps_active.avg.pct_of_peak_sustained_active", id == 0 ? "80" : "40");
     report += row(id, "launch__registers_per_thread", id == 0 ? "32" : "64");
   }
+  // The executor's own fill of an input: not the call's work.
+  report += "\"2\",\"8174\",\"worker\",\"127.0.0.1\",\"labkit::<unnamed>::uniform_f32_kernel(float *, "
+            "unsigned long)\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"Command "
+            "line profiler metrics\",\"dram__bytes_read.sum\",\"byte\",\"999\"\n";
   report += "==PROF== Disconnected from process 8174\n";
   const labkit::Profile p = labkit::parse_profile(report);
   ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;

@@ -33,7 +33,7 @@ class GradeArgvTest(unittest.TestCase):
         GradeArgs(labs=("01_naive_matmul",), submission=Path("/subs/alice/labs"),
                   output=Path("/out/.alice.json.part"), build_dir=Path("/b/slot-3"), jobs=4,
                   seed=0, secret_file=Path("/etc/secret"), performance=False, sanitize=False,
-                  labs_at_once=1, quiet=True),
+                  labs_at_once=1, quiet=True, profile=True),
         GradeArgs(solutions=True, seed=MAX_SEED, test_timeout_s=0.1 + 0.2,
                   gradescope=Path("results.json"), junit=Path("j.xml"),
                   markdown=Path("s.md"), html=Path("r.html")),
@@ -60,9 +60,10 @@ class GradeArgvTest(unittest.TestCase):
         grade_args.add_arguments(p)
         self.assertEqual(set(vars(p.parse_args([]))),
                          {"labs", "submission", "solutions", "output", "seed", "secret_file",
-                          "build_dir", "jobs", "no_performance", "no_sanitize", "test_timeout",
+                          "build_dir", "jobs", "no_performance", "no_sanitize", "profile",
+                          "test_timeout",
                           "labs_at_once", "unsandboxed_build", "quiet", *grade_args.REPORTS})
-        self.assertEqual(len(dataclasses.fields(GradeArgs)), 14 + len(grade_args.REPORTS))
+        self.assertEqual(len(dataclasses.fields(GradeArgs)), 15 + len(grade_args.REPORTS))
 
     def test_what_no_command_line_can_say(self):
         for args, words in ((GradeArgs(submission=Path("x"), solutions=True), "not both"),
@@ -83,6 +84,8 @@ class GradeArgvTest(unittest.TestCase):
         self.assertFalse(o.unsandboxed_build)
         self.assertTrue(GradeArgs(unsandboxed_build=True).options().unsandboxed_build)
         self.assertIn("--unsandboxed-build", grade_args.argv(GradeArgs(unsandboxed_build=True)))
+        self.assertFalse(o.profile)
+        self.assertTrue(parse(["--profile"]).options().profile)
 
 
 class ApiTest(unittest.TestCase):

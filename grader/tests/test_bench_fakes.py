@@ -81,6 +81,14 @@ class BenchFakeTest(unittest.TestCase):
         self.assertFalse(rx.search(f"x/{N4096}/{SUFFIX}"))
         self.assertFalse(rx.search("matmul/v1_naive/1024/iterations:20/manual_time"))
 
+    def test_the_profiler_is_passed_only_when_asked(self):
+        self.run_bench(self.make(benches()))
+        self.assertFalse(any(a.startswith("--labkit-profiler")
+                             for a in fakes.read_log(self.log)[-1]["argv"]))
+        bench.run_benchmarks(self.make(benches()), [N4096], 20, worker=self.worker, seed=5,
+                             profiler="/opt/ncu")
+        self.assertIn("--labkit-profiler=/opt/ncu", fakes.read_log(self.log)[-1]["argv"])
+
     def test_filter_escapes_and_alternates(self):
         f = bench.benchmark_filter(["a.b/1", "c+d/(2)"])
         self.assertEqual(f, r"^(a\.b/1|c\+d/\(2\))(/|$)")

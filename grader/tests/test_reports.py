@@ -691,3 +691,43 @@ class CliTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ProfileLinesTest(unittest.TestCase):
+    """The profile stage's lines under a measured entry (grade --profile)."""
+
+    def perf(self, **counters) -> PerfResult:
+        base = {"GBps": 3000.0, "student_ms": 0.36}     # the model's bytes: 1.08 GB
+        return PerfResult(max_points=10, status="measured", metric=1.0,
+                          counters={**base, **counters})
+
+    def profiled(self, **counters) -> PerfResult:
+        return self.perf(**{**dict(prof_status=1, prof_kernels=2, prof_registers=32,
+                                   prof_dram_read_bytes=1.08e9, prof_dram_write_bytes=0.0,
+                                   prof_ld_sectors=1e7, prof_ld_sector_use_pct=100.0,
+                                   prof_st_sectors=0, prof_shared_bank_conflicts=0,
+                                   prof_occupancy_pct=87.3), **counters})
+
+    def test_not_profiled_no_lines(self):
+        self.assertEqual(report_text.profile_lines(self.perf()), [])
+
+    def test_the_counters_beside_the_models_bytes(self):
+        lines = report_text.profile_lines(self.profiled())
+        self.assertEqual(lines[0], "profile: DRAM 1.08 GB read, 0 B written: 1.00x the 1.08 GB "
+                                   "the model counts")
+        self.assertIn("loads use 100% of each sector", lines[1])
+        self.assertIn("occupancy 87%", lines[1])
+        self.assertIn("2 kernels, 32 registers", lines[1])
+        self.assertEqual(len(lines), 2)          # no gap: no sentence
+
+    def test_a_gap_gets_one_sentence(self):
+        (*_, twice) = report_text.profile_lines(self.profiled(prof_dram_read_bytes=2.2e9))
+        self.assertIn("2.0x the model's bytes: data crosses DRAM more than once", twice)
+        (*_, strided) = report_text.profile_lines(self.profiled(prof_ld_sector_use_pct=12.5))
+        self.assertIn("coalescing", strided)
+
+    def test_no_counters_says_why(self):
+        self.assertEqual(report_text.profile_lines(self.perf(prof_status=2)),
+                         ["profile: none: this machine opens the GPU's performance counters to "
+                          "administrators only"])
+        self.assertIn("did not finish", report_text.profile_lines(self.perf(prof_status=4))[0])
