@@ -412,7 +412,8 @@ struct Worker::Impl {
   struct Replay;
   Replay replay(const OpCall& call, uint32_t flags, bool needs_saved_plan,
                 const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
-                double limit_ms, const std::vector<std::string>& executor_args = {});
+                double limit_ms, const std::vector<std::string>& executor_args = {},
+                bool tool_home = false);
 
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
     become_subreaper();
@@ -937,7 +938,7 @@ struct Worker::Impl::Replay {
 Worker::Impl::Replay Worker::Impl::replay(
     const OpCall& call, uint32_t flags, bool needs_saved_plan,
     const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
-    double limit_ms, const std::vector<std::string>& executor_args) {
+    double limit_ms, const std::vector<std::string>& executor_args, bool tool_home) {
   Replay out;
   char tmpl[] = "/tmp/labkit-replay-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return out;
@@ -1036,6 +1037,24 @@ Worker::Impl::Replay Worker::Impl::replay(
     argv.insert(argv.end(), executor_args.begin(), executor_args.end());
   }
   std::vector<std::string> env = worker_environment(dir.string());
+  if (tool_home) {
+    // A folder the tool may write (ncu keeps its temporary report and its section files
+    // there; in the shared /tmp, another grading's file of the same name stopped it), this
+    // replay's own.
+    const fs::path home = dir / "tool";
+    if (::mkdir(home.c_str(), 0700) != 0) {
+      ::close(log);
+      return out;
+    }
+    if (drop && ::chown(home.c_str(), kNobody, kNogroup) != 0) {
+      ::close(log);
+      return out;
+    }
+    for (std::string& e : env) {
+      if (e.rfind("HOME=", 0) == 0) e = "HOME=" + home.string();
+    }
+    env.push_back("TMPDIR=" + home.string());
+  }
   const pid_t tool = spawn(-1, argv, env, {-1, log, log}, drop, scratch);
   if (tool > 0) {
     out.started = true;
@@ -1279,7 +1298,7 @@ Profile Worker::profile(const OpCall& call, double max_s) {
                                         "--target-processes", "application-only",
                                         "--metrics", profile_metrics(), "--log-file", report};
       },
-      limit_ms, {"--profile"});
+      limit_ms, {"--profile"}, true);
   if (!r.started) {
     out.status = ProfileStatus::kToolFailed;
     out.why = "the profiler could not be started";
