@@ -23,7 +23,7 @@ from grader.errors import GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, kernel_counts, kernel_name,
                                 kernel_note, lab_kernels, lab_message, num, perf_name,
-                                perf_summary, points_text, withheld)
+                                perf_summary, points_text, profile_lines, withheld)
 from grader.results import GradeResult, GroupResult, LabResult, PerfResult, safe_text
 
 HIDDEN_VISIBILITY = "after_due_date"
@@ -123,6 +123,7 @@ def _gs_perf_output(p: PerfResult) -> str:
     lines = [f"{p.label or p.metric_name or 'metric'}: {perf_summary(p)}"]
     if p.status == "measured":
         lines.append(f"target {p.target:g} (full points), floor {p.floor:g} (none)")
+        lines += [line.strip() for line in profile_lines(p)]
     if p.message.strip() and p.status != "measured":
         lines.append(p.message.strip())
     lines.append(f"{points_text(p.points)} / {p.max_points:g} points")
@@ -459,6 +460,11 @@ def _md_lab(lab: LabResult, level: int) -> list:
         if measured:
             out += ["", "; ".join(f"{_cell(perf_name(lab, p))}: full points at "
                                   f"{p.target:g}, none at or below {p.floor:g}" for p in measured)]
+            for p in measured:      # the profile stage's lines (grade --profile), unscored
+                lines = profile_lines(p)
+                if lines:
+                    out += ["", f"{_cell(perf_name(lab, p))}, " + _cell(lines[0])]
+                    out += [f"- {_cell(line.strip())}" for line in lines[1:]]
     return out + [""]
 
 

@@ -349,6 +349,20 @@ class MarkdownTest(unittest.TestCase):
         self.assertIn("| matmul/v1_naive/4096 | speed / cuBLAS | not measured: correctness "
                       "first |  |  | 0.00 / 20 |", md)
 
+    def test_profile_lines_under_the_performance_table(self):
+        lab = reduction_lab()
+        lab.performance[0].counters.update(
+            GBps=3000.0, student_ms=0.36, prof_status=1, prof_kernels=1, prof_registers=32,
+            prof_dram_read_bytes=2.2e9, prof_dram_write_bytes=0.0, prof_ld_sectors=1e7,
+            prof_ld_sector_use_pct=100.0, prof_occupancy_pct=90.0)
+        md = reports.markdown(round_trip(make_result(lab)))
+        self.assertIn("v4 2^28, profile: DRAM 2.2 GB read, 0 B written: 2.04x the 1.08 GB the "
+                      "model counts", md)
+        self.assertIn("- 2.0x the model's bytes: data crosses DRAM more than once", md)
+        (perf,) = [t for t in reports.gradescope_tests(round_trip(make_result(lab)))
+                   if "2^28" in t["name"]]
+        self.assertIn("loads use 100% of each sector", perf["output"])
+
     def test_failures_in_details(self):
         md = reports.markdown(make_result())
         self.assertEqual(md.count("<details>"), 2)
