@@ -129,7 +129,12 @@ def profile_lines(p: PerfResult) -> list:
         traffic += f": {gap:.2f}x the {_si_bytes(model)} the model counts"
     parts = []
     if c.get("prof_ld_sectors", 0) > 0:
-        parts.append(f"loads use {c.get('prof_ld_sector_use_pct', 0):.0f}% of each sector")
+        # What global loads moved through L1, the lectures' "global memory accesses" (2N^3
+        # floats for the naive matmul, divided by V or the tile width with reuse); most of it
+        # is served by the caches, so it is far more than the DRAM bytes.
+        parts.append(f"global loads moved {_si_bytes(c['prof_ld_sectors'] * 32)} in "
+                     f"{c.get('prof_ld_requests', 0):.3g} warp requests, using "
+                     f"{c.get('prof_ld_sector_use_pct', 0):.0f}% of each sector")
     if c.get("prof_st_sectors", 0) > 0:
         parts.append(f"stores {c.get('prof_st_sector_use_pct', 0):.0f}%")
     parts.append(f"{int(c.get('prof_shared_bank_conflicts', 0)):,} shared bank conflicts")

@@ -361,7 +361,7 @@ class MarkdownTest(unittest.TestCase):
         self.assertIn("- 2.0x the model's bytes: data crosses DRAM more than once", md)
         (perf,) = [t for t in reports.gradescope_tests(round_trip(make_result(lab)))
                    if "2^28" in t["name"]]
-        self.assertIn("loads use 100% of each sector", perf["output"])
+        self.assertIn("using 100% of each sector", perf["output"])
 
     def test_failures_in_details(self):
         md = reports.markdown(make_result())
@@ -718,8 +718,8 @@ class ProfileLinesTest(unittest.TestCase):
     def profiled(self, **counters) -> PerfResult:
         return self.perf(**{**dict(prof_status=1, prof_kernels=2, prof_registers=32,
                                    prof_dram_read_bytes=1.08e9, prof_dram_write_bytes=0.0,
-                                   prof_ld_sectors=1e7, prof_ld_sector_use_pct=100.0,
-                                   prof_st_sectors=0, prof_shared_bank_conflicts=0,
+                                   prof_ld_sectors=1e7, prof_ld_requests=2.5e6,
+                                   prof_ld_sector_use_pct=100.0, prof_st_sectors=0, prof_shared_bank_conflicts=0,
                                    prof_occupancy_pct=87.3), **counters})
 
     def test_not_profiled_no_lines(self):
@@ -729,7 +729,7 @@ class ProfileLinesTest(unittest.TestCase):
         lines = report_text.profile_lines(self.profiled())
         self.assertEqual(lines[0], "profile: DRAM 1.08 GB read, 0 B written: 1.00x the 1.08 GB "
                                    "the model counts")
-        self.assertIn("loads use 100% of each sector", lines[1])
+        self.assertIn("global loads moved 320 MB in 2.5e+06 warp requests, using 100% of each sector", lines[1])
         self.assertIn("occupancy 87%", lines[1])
         self.assertIn("2 kernels, 32 registers", lines[1])
         self.assertEqual(len(lines), 2)          # no gap: no sentence
