@@ -32,7 +32,7 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  bf16 and tf32), IMMA, BMMA, DMMA, HGMMA/IGMMA/BGMMA/QGMMA (wgmma), OMMA,
 #                  and any later *MMA opcode
 #   low_precision  packed half/bfloat16 math (HADD2, HMUL2, HFMA2, HMNMX2, HSETP2, HSET2, their
-#                  .F32/.BF16_V2/.MMA forms), conversions to or from 16- and 8-bit floats
+#                  .F32/.BF16_V2/.MMA forms; VHMNMX and MOVM), conversions to or from 16- and 8-bit floats
 #                  (F2FP.*, F2F/I2F/F2I with an F16, BF16, E4M3, E5M2... type), and any opcode
 #                  with such a type
 #   shared_memory  any use of shared memory: the opcodes that read, write or update it (LDS,
@@ -103,6 +103,11 @@ _LOW_TYPES = re.compile(r"^(?:B?F16(?:_V2|[xX]\d+)?|TF32|U?E\d+M\d+)$")
 # 05 file, round 15, filled one by hand). No lab needs it, so it counts as 16-bit everywhere.
 _UNTYPED_REDUCTIONS = frozenset(("UTMAREDG",))
 _HALF_OP = re.compile(r"^H[A-Z]+2$")                # HADD2 HMUL2 HFMA2 HMNMX2 HSETP2 HSET2
+# 16-bit opcodes of other shapes: VHMNMX, Hopper's SIMD three-input half min/max (ptxas fuses two
+# chained __hmin or __hmin2 into it, and its f16 form prints no type: a red team's, round 21), and
+# any later VH* opcode; MOVM (movmatrix), which moves 16-bit matrix elements between a warp's
+# registers in tensor-core fragment layouts. No FP32 kernel needs either.
+_HALF_OTHER = re.compile(r"^(?:VH[A-Z0-9]+|MOVM)$")
 _NUMBER = re.compile(r"^-?(?:\d+(?:\.\d*)?(?:e[-+]?\d+)?|\.\d+(?:e[-+]?\d+)?|inf|nan|"
                      r"\+INF|-INF|\+QNAN|-QNAN|0x[0-9a-f]+)$", re.I)
 # Opcodes that address shared memory (the base opcode, before any modifier).
@@ -142,7 +147,8 @@ def device_families(opcode: str, operands: str = "") -> tuple:
         if (len(ops) >= 4 and ops[1] in ("-RZ", "RZ") and ops[2] in ("-RZ", "RZ")
                 and all(_NUMBER.match(o) for o in ops[3:])):
             return tuple(found)                      # a constant moved into a register
-    if (_HALF_OP.match(base) or base == "F2FP" or base in _UNTYPED_REDUCTIONS
+    if (_HALF_OP.match(base) or _HALF_OTHER.match(base) or base == "F2FP"
+            or base in _UNTYPED_REDUCTIONS
             or any(_LOW_TYPES.match(m) for m in mods)):
         found.append("low_precision")
     return tuple(found)
