@@ -22,7 +22,6 @@ A section that does not parse whole refuses the object (CubinError): a rule must
 from __future__ import annotations
 
 import dataclasses
-import os
 import struct
 import tempfile
 from pathlib import Path
@@ -97,10 +96,8 @@ def extract(path: Path, tool: str) -> list:
     a private folder), in name order; [] when it holds no device code."""
     with tempfile.TemporaryDirectory(prefix="labs-cubins-") as name:   # 0700: this user's
         folder = Path(name)
-        env = {"LC_ALL": "C", "PATH": os.path.dirname(tool) + os.pathsep
-               + os.environ.get("PATH", "")}
         proc = runner.run([tool, "-xelf", "all", str(Path(path).resolve())], tools.TOOL_TIMEOUT_S,
-                          cwd=str(folder), env=env)
+                          cwd=str(folder), env=tools.cuda_tool_env(tool))
         if proc.timed_out:
             raise GraderError(f"policy check: cuobjdump -xelf did not finish within "
                               f"{tools.TOOL_TIMEOUT_S} s", EXIT_INTERNAL)

@@ -225,9 +225,8 @@ def _cuobjdump(path: Path, *flags: str) -> str:
     if tool is None:
         raise _cuobjdump_missing("cuobjdump (the CUDA toolkit's, or NVIDIA's wheel "
                                  "nvidia-cuda-cuobjdump) was not found")
-    bindir = os.path.dirname(tool)
-    env = {"LC_ALL": "C", "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
-    proc = runner.run([tool, *flags, str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP, env=env)
+    proc = runner.run([tool, *flags, str(path)], TOOL_TIMEOUT_S, cap=TOOL_OUTPUT_CAP,
+                      env=tools.cuda_tool_env(tool))
     if proc.timed_out:
         raise GraderError(f"policy check: cuobjdump did not finish within {TOOL_TIMEOUT_S} s",
                           EXIT_INTERNAL)

@@ -15,6 +15,13 @@ TOOL_OUTPUT_CAP = 256 * 1024 * 1024  # keep all of a tool's output: a cut listin
 DEFAULT_CUDA_ROOT = "/usr/local/cuda"
 
 
+def cuda_tool_env(tool_path: str) -> dict:
+    """The environment a CUDA tool (cuobjdump) runs in: the C locale, and its own folder first on
+    PATH (it starts its siblings, such as nvdisasm, from there)."""
+    return {"LC_ALL": "C",
+            "PATH": os.path.dirname(tool_path) + os.pathsep + os.environ.get("PATH", "")}
+
+
 def tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
