@@ -60,6 +60,20 @@ class Performance:
     bands: int = 4       # points move in `bands` equal steps between floor and target
     reference: float | None = None   # the reference solution's measured metric (HTML report)
     bonus: bool = False  # its points add to the score but not to the maximum
+    # What the lecture's model predicts for the benchmark's call, beside the profile stage's
+    # measurement (grade --profile): {"measure": one of LECTURE_MEASURES, "value": the number,
+    # "says": the model in words}. Never scored.
+    lecture: dict | None = None
+
+
+# The profile stage's quantities a [[performance]] entry's `lecture` may name, and the results'
+# counters each is made of (docs/grading.md, "The profile stage").
+LECTURE_MEASURES = {
+    "global_load_requests": ("prof_ld_requests",),
+    "global_load_bytes": ("prof_ld_sectors",),        # times 32: the bytes the sectors moved
+    "dram_bytes": ("prof_dram_read_bytes", "prof_dram_write_bytes"),
+    "dram_write_bytes": ("prof_dram_write_bytes",),
+}
 
 
 DEFAULT_MAX_FILE_KIB = 256
@@ -259,6 +273,7 @@ def _performance_entries(value, where: str) -> tuple:
             raise GraderError(f"{w}: 'reference' (the solution's measured {p.get('metric', 'metric')}) "
                               f"must be a positive number, got {reference!r}")
         perf = Performance(
+            lecture=_lecture(p.get("lecture"), f"{w} lecture"),
             points=_require(p, "points", float, w),
             benchmark=benchmark,
             metric=_require(p, "metric", str, w),
@@ -282,6 +297,29 @@ def _performance_entries(value, where: str) -> tuple:
         raise GraderError(f"{where}: performance entries need distinct names (set 'name' when "
                           f"two entries grade the same benchmark)")
     return tuple(entries)
+
+
+def _lecture(value, where: str) -> dict | None:
+    """A [[performance]] entry's `lecture` = {measure, value, says}, checked; None when absent."""
+    if value is None:
+        return None
+    _table(value, where)
+    unknown = sorted(set(value) - {"measure", "value", "says"})
+    if unknown:
+        raise GraderError(f"{where}: unknown key(s) {', '.join(unknown)} (known: measure, value, "
+                          f"says)")
+    measure = value.get("measure")
+    if measure not in LECTURE_MEASURES:
+        raise GraderError(f"{where}: 'measure' must be one of {', '.join(LECTURE_MEASURES)}, "
+                          f"got {measure!r}")
+    number = value.get("value")
+    if (isinstance(number, bool) or not isinstance(number, (int, float))
+            or not math.isfinite(number) or number <= 0):
+        raise GraderError(f"{where}: 'value' must be a positive number, got {number!r}")
+    says = value.get("says")
+    if not isinstance(says, str) or not says.strip():
+        raise GraderError(f"{where}: 'says' must say the model in words, got {says!r}")
+    return {"measure": measure, "value": float(number), "says": says.strip()}
 
 
 def _policy_rules(table, where: str):

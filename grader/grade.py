@@ -682,7 +682,7 @@ def _perf_result(p, **changes) -> PerfResult:
     base = PerfResult(max_points=p.points, target=p.target, floor=p.floor,
                       label=p.metric_label or p.metric, name=p.name, benchmark=p.benchmark,
                       metric_name=p.metric, bands=p.bands, reference=p.reference,
-                      bonus=p.bonus)
+                      bonus=p.bonus, lecture=p.lecture)
     return dataclasses.replace(base, **changes)
 
 

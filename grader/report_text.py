@@ -110,6 +110,30 @@ def model_bytes(p: PerfResult) -> float | None:
     return gbps * 1e9 * ms * 1e-3
 
 
+def lecture_measured(p: PerfResult) -> float | None:
+    """The profile's value of the quantity the entry's `lecture` names, or None."""
+    from grader.config import LECTURE_MEASURES
+    if not p.lecture or p.lecture.get("measure") not in LECTURE_MEASURES:
+        return None
+    names = LECTURE_MEASURES[p.lecture["measure"]]
+    if any(not isinstance(p.counters.get(n), (int, float)) for n in names):
+        return None
+    value = sum(float(p.counters[n]) for n in names)
+    return value * 32 if p.lecture["measure"] == "global_load_bytes" else value
+
+
+def lecture_line(p: PerfResult) -> str:
+    """'lecture: <model in words>: <value>; measured <value> (<ratio>x)', or ''."""
+    measured = lecture_measured(p)
+    if measured is None:
+        return ""
+    want = float(p.lecture["value"])
+    unit = p.lecture["measure"].replace("_", " ")
+    show = _si_bytes if p.lecture["measure"].endswith("bytes") else (lambda n: f"{n:.3g}")
+    return (f"lecture: {p.lecture['says']}: {show(want)} {'' if unit.endswith('bytes') else unit}"
+            .rstrip() + f"; measured {show(measured)} ({measured / want:.2f}x)")
+
+
 def profile_lines(p: PerfResult) -> list:
     """What the profile stage measured of the entry's benchmark, in a few lines (none when it
     was not profiled): DRAM bytes against the model's, how much of each sector global loads
@@ -143,6 +167,9 @@ def profile_lines(p: PerfResult) -> list:
     parts.append(f"{kernels} kernel{'s' if kernels != 1 else ''}, "
                  f"{int(c.get('prof_registers', 0))} registers")
     lines = [traffic, "  " + "; ".join(parts)]
+    lecture = lecture_line(p)
+    if lecture:
+        lines.append("  " + lecture)
     if gap is not None and gap > PROFILE_TRAFFIC_GAP:
         lines.append(f"  {gap:.1f}x the model's bytes: data crosses DRAM more than once (reuse "
                      f"it from registers or shared memory, or keep it on chip between kernels)")

@@ -102,6 +102,9 @@ class PerfResult:
     # Measured faster than the GPU's ceilings allow (scoring.check_plausibility): status 'failed',
     # 0 points, flagged for review; the counters are kept as measured.
     implausible: bool = False
+    # grading.toml's `lecture` ({measure, value, says}): the lecture's model of the call, shown
+    # beside the profile stage's measurement (report_text.profile_lines); never scored.
+    lecture: dict | None = None
 
 
 @dataclasses.dataclass

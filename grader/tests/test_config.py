@@ -325,6 +325,35 @@ class ParseRejectedTest(unittest.TestCase):
                 self.assertRejected(data, "[performance]", f"'{key}' must be")
 
 
+    def test_lecture_of_a_performance_entry(self):
+        data = good()
+        data["performance"]["lecture"] = {"measure": "dram_bytes", "value": 1073741824,
+                                          "says": "one pass reads n once"}
+        (perf,) = parse_lab_config("x", data).performance
+        self.assertEqual(perf.lecture, {"measure": "dram_bytes", "value": 1073741824.0,
+                                        "says": "one pass reads n once"})
+        self.assertIsNone(parse_lab_config("x", good()).performance[0].lecture)
+        for lecture, words in (({"measure": "bytes", "value": 1, "says": "x"}, "'measure' must"),
+                               ({"measure": "dram_bytes", "value": 0, "says": "x"}, "'value'"),
+                               ({"measure": "dram_bytes", "value": True, "says": "x"}, "'value'"),
+                               ({"measure": "dram_bytes", "value": 1, "says": " "}, "'says'"),
+                               ({"measure": "dram_bytes", "value": 1, "says": "x", "unit": "B"},
+                                "unknown key(s) unit"),
+                               ("2N^3", "must be a table")):
+            with self.subTest(lecture=lecture):
+                data = good()
+                data["performance"]["lecture"] = lecture
+                self.assertRejected(data, "lecture", words)
+
+    def test_every_labs_lecture_names_a_measure(self):
+        # the labs' own files: each declared model is one the profile stage measures
+        labs = Path(__file__).resolve().parents[2] / "labs"
+        declared = [p.lecture for name in resolve_labs(labs, None)
+                    for p in load_lab_config(labs, name).performance if p.lecture]
+        self.assertGreaterEqual(len(declared), 8)
+        self.assertTrue(all(d["measure"] in config.LECTURE_MEASURES for d in declared))
+
+
 class ParseRejectedGapsTest(unittest.TestCase):
     """Shapes the config checks let through in grader 0.1.0 (as internal errors or silently);
     each is rejected with a message naming the file since."""

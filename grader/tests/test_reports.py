@@ -740,6 +740,20 @@ class ProfileLinesTest(unittest.TestCase):
         (*_, strided) = report_text.profile_lines(self.profiled(prof_ld_sector_use_pct=12.5))
         self.assertIn("coalescing", strided)
 
+    def test_the_lectures_model_beside_the_measurement(self):
+        p = self.profiled(prof_ld_requests=4.29e9)
+        p.lecture = {"measure": "global_load_requests", "value": 4294967296.0,
+                     "says": "2N loads per element of C"}
+        self.assertIn("  lecture: 2N loads per element of C: 4.29e+09 global load requests; "
+                      "measured 4.29e+09 (1.00x)", report_text.profile_lines(p))
+        p.lecture = {"measure": "global_load_bytes", "value": 1.6e8, "says": "2N^3 / L"}
+        self.assertIn("  lecture: 2N^3 / L: 160 MB; measured 320 MB (2.00x)",
+                      report_text.profile_lines(p))
+        p.lecture = {"measure": "dram_bytes", "value": 1.08e9, "says": "n once"}
+        self.assertIn("  lecture: n once: 1.08 GB; measured 1.08 GB (1.00x)",
+                      report_text.profile_lines(p))
+        self.assertEqual(report_text.lecture_line(self.perf()), "")   # not profiled
+
     def test_no_counters_says_why(self):
         self.assertEqual(report_text.profile_lines(self.perf(prof_status=2)),
                          ["profile: none: this machine opens the GPU's performance counters to "
