@@ -346,13 +346,22 @@ _BANK0_SLOT_MESSAGE = ("reads the driver's launch state ({operand}: a special re
                        "driver keeps there, whose values can tell one graded call from another")
 
 
+# Opcodes whose constant operand is a 64-bit value although no modifier says so: double math
+# (DADD, DFMA, DMUL, DSETP, DMNMX...). ptxas 13.0 loads such constants with LDC.64 first, so none
+# reads bank 0 directly today (red team rounds 17 and 22); counted as 8 bytes should a later
+# ptxas fold them. (IMAD.WIDE's addend is 64-bit and its multiplier 32-bit: which one a constant
+# is cannot be told from the opcode, so it stays 4, as ptxas 13.0 never folds either.)
+_DOUBLE_OPS = re.compile(r"^D[A-Z]+$")
+
+
 def _bank0_width(op: str) -> int:
-    """Bytes an instruction reads from its constant operand: LDC.64 8, LDC.U8 1, LDC 4."""
+    """Bytes an instruction reads from its constant operand: LDC.64 8, LDC.U8 1, DADD 8, LDC 4."""
     parts = op.split(".")
-    for part, width in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+    for part, width in (("128", 16), ("64", 8), ("F64", 8), ("U16", 2), ("S16", 2), ("U8", 1),
+                        ("S8", 1)):
         if part in parts:
             return width
-    return 4
+    return 8 if _DOUBLE_OPS.match(parts[0]) else 4
 
 
 _DESCRIBED_TWICE_MESSAGE = ("the device code describes the kernel {kernel} twice (two ELF images, "

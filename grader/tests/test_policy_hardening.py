@@ -706,6 +706,19 @@ class FatbinSectionTest(unittest.TestCase):
         self.assertIn("could not be read", v.message)
 
 
+class Bank0WidthTest(unittest.TestCase):
+    """How many bytes of bank 0 an instruction's constant operand reads: a double's is 8 even
+    where no modifier says so (red team round 22: counted as 4, a DADD of the last 4-byte
+    parameter would read 4 bytes past the block; ptxas 13.0 never folds one today)."""
+
+    def test_widths(self):
+        for op, width in (("LDC", 4), ("LDC.64", 8), ("ULDC.64", 8), ("LDC.U8", 1),
+                          ("LDC.S16", 2), ("FFMA", 4), ("DADD", 8),
+                          ("DFMA", 8), ("DSETP.GT.AND", 8), ("F2F.F64.F32", 8)):
+            with self.subTest(op):
+                self.assertEqual(device._bank0_width(op), width)
+
+
 class Bank0ArchitectureTest(unittest.TestCase):
     """The bank 0 allow-list is sm_90's layout; on other architectures only a read at an index
     held in a register is refused (a red team's, round 13: every honest kernel compiled for
