@@ -293,6 +293,8 @@ class NvccThroughTheSandboxTest(unittest.TestCase):
         repo = Path(BOX).parents[1]
         lab = repo / "labs" / "05_reduction"
         src = repo / "tests" / "submissions" / "05_reduction" / "asm_if_skips_fatbin" / "reduce.cu"
+        if not src.is_file():
+            self.skipTest("the corpus (tests/submissions/) is not part of a student release")
         obj = self.tmp / "round18.o"
         cmd = [sys.executable, BOX, "--keep-fatbin", "--read", src, "--read", lab / "reduce.h",
                "--deny", self.tmp, "--", NVCC, "-O3", "-DNDEBUG", "-arch=sm_90", "-lineinfo",

@@ -348,10 +348,14 @@ class ParseRejectedTest(unittest.TestCase):
     def test_every_labs_lecture_names_a_measure(self):
         # the labs' own files: each declared model is one the profile stage measures
         labs = Path(__file__).resolve().parents[2] / "labs"
-        declared = [p.lecture for name in resolve_labs(labs, None)
-                    for p in load_lab_config(labs, name).performance if p.lecture]
-        self.assertGreaterEqual(len(declared), 8)
-        self.assertTrue(all(d["measure"] in config.LECTURE_MEASURES for d in declared))
+        names = resolve_labs(labs, None)
+        declared = {name: [p.lecture for p in load_lab_config(labs, name).performance
+                           if p.lecture] for name in names}
+        self.assertTrue(all(d["measure"] in config.LECTURE_MEASURES
+                            for lectures in declared.values() for d in lectures))
+        if "01_naive_matmul" in declared:       # a release may hold only some labs
+            self.assertEqual([d["measure"] for d in declared["01_naive_matmul"]],
+                             ["global_load_requests"])
 
 
 class ParseRejectedGapsTest(unittest.TestCase):
