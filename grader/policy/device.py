@@ -289,6 +289,30 @@ _HEAP_WHY = ("malloc, free, new and delete in a kernel allocate from the device 
              "(a workspace where the lab has one), shared memory or registers")
 _OTHER_WHY = ("device code in these labs may call only printf and assert outside itself")
 
+# A call through an address held in a register that is not an outside function's (those are
+# CALL.ABS, their target a relocation in bank 4 that the image's symbols name): a function pointer
+# or a virtual call, CALL.REL with a register target. Its target is known only at run time, so it
+# may be any code of the context, not only the file's own (a red team's lab 05 kernel, round 23,
+# called an address it read from a buffer: policy ok, no symbol, no extern). No lab needs one.
+_INDIRECT_CALL = re.compile(r"^U?R\d+\b")
+_INDIRECT_CALL_MESSAGE = ("makes a call through a function pointer (or a virtual function) in "
+                          "kernel {kernel} ({op} {operands}): its target is known only at run "
+                          "time, so the policy cannot read what it runs; call your device "
+                          "functions directly (templates or a switch choose among them)")
+
+
+def _indirect_call_violations(sass: str) -> list:
+    hits = {}
+    for _, kernel, op, operands in _instructions_by_arch(sass):
+        parts = op.split(".")
+        if parts[0] == "CALL" and "REL" in parts and _INDIRECT_CALL.match(operands.strip()):
+            hits.setdefault(kernel, (op, operands.strip()))
+    names = demangle.names(list(hits)) if hits else {}
+    return [Violation("device", f"call through a pointer in {short(names.get(k, k), 100)}",
+                      _INDIRECT_CALL_MESSAGE.format(kernel=short(names.get(k, k), 100), op=op,
+                                                    operands=short(operands, 40)))
+            for k, (op, operands) in hits.items()]
+
 
 # ---------------------------------------------------------------------------------------------
 # Rule (every lab): device code reads only the slots of constant bank 0 that honest code reads.
@@ -632,6 +656,7 @@ def _inspect(path: Path, families) -> tuple:
             pass
     sass = _read_sass(path)
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
+    found += _indirect_call_violations(sass)
     if sass:
         try:
             cubins = _read_cubins(path)

@@ -706,6 +706,31 @@ class FatbinSectionTest(unittest.TestCase):
         self.assertIn("could not be read", v.message)
 
 
+class IndirectCallTest(unittest.TestCase):
+    """A call through a register that is not an outside function's (CALL.REL with a register
+    target: a function pointer, a virtual call) is refused in every lab (red team round 23);
+    printf's and assert's CALL.ABS through bank 4, and direct calls, are not."""
+
+    SASS = ("\t\tFunction : _Z1kPy\n"
+            "        /*0030*/                   LDG.E.64 R2, desc[UR36][R2.64] ;\n"
+            "        /*0080*/                   CALL.REL.NOINC R2 0x0 ;\n"
+            "\t\tFunction : _Z7kprintfi\n"
+            "        /*0080*/                   LDC.64 R2, c[0x4][R0] ;\n"
+            "        /*00e0*/                   CALL.ABS.NOINC R2 ;\n"
+            "        /*0100*/                   CALL.REL.NOINC 0x200 ;\n")
+
+    def test_only_the_call_through_a_pointer(self):
+        with mock.patch.object(demangle, "names", return_value={"_Z1kPy": "k(unsigned long*)"}):
+            (v,) = device._indirect_call_violations(self.SASS)
+        self.assertEqual(v.rule, "device")
+        self.assertIn("function pointer", v.message)
+        self.assertIn("k(unsigned long*)", v.message)
+        self.assertIn("CALL.REL.NOINC R2", v.message)
+        with mock.patch.object(demangle, "names", return_value={}):
+            self.assertEqual(device._indirect_call_violations(
+                self.SASS.replace("CALL.REL.NOINC R2 0x0", "CALL.REL.NOINC 0x400")), [])
+
+
 class Bank0WidthTest(unittest.TestCase):
     """How many bytes of bank 0 an instruction's constant operand reads: a double's is 8 even
     where no modifier says so (red team round 22: counted as 4, a DADD of the last 4-byte
