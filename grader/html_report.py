@@ -26,7 +26,8 @@ from grader.errors import EXIT_USAGE, GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, kernel_counts, kernel_name,
                                 kernel_note, lab_kernels, lab_message, num, perf_name,
-                                perf_summary, points_text, uses_local_memory, withheld)
+                                perf_summary, points_text, profile_lines, uses_local_memory,
+                                withheld)
 from grader.results import GradeResult, LabResult, TestResult
 
 MAX_MAPS = 40             # where-map pictures per page; later failures show their message only
@@ -398,6 +399,13 @@ def perf_table(lab: LabResult) -> str:
     rows.append("</table>")
     notes = [f"<p class=\"note\">{esc(perf_name(lab, p))}: {esc(p.message)}</p>"
              for p in lab.performance if p.status != "measured" and p.message.strip()]
+    # The profile stage's lines (grade --profile): never scored.
+    for p in lab.performance:
+        lines = profile_lines(p) if p.status == "measured" else []
+        if lines:
+            items = "".join(f"<li>{esc(line.strip())}</li>" for line in lines[1:])
+            notes.append(f"<p class=\"note\">{esc(perf_name(lab, p))}, {esc(lines[0])}</p>"
+                         + (f"<ul class=\"note\">{items}</ul>" if items else ""))
     return "\n".join(rows + notes)
 
 

@@ -92,6 +92,25 @@ class SubmissionPage(unittest.TestCase):
         self.assertIn("cuBLAS SGEMM 51,000 GFLOP/s", self.page)
         self.assertIn("[0.0592, 0.0622]", self.page)
 
+    def test_the_profile_under_the_performance_table(self):
+        from grader import html_report
+        from grader.results import LabResult, PerfResult
+        perf = PerfResult(max_points=20.0, status="measured", metric=1.0, name="v4 2^28",
+                          counters={"GBps": 3000.0, "student_ms": 0.36, "prof_status": 1,
+                                    "prof_dram_read_bytes": 2.2e9, "prof_dram_write_bytes": 0.0,
+                                    "prof_ld_sectors": 1e7,
+                                    "prof_ld_requests": 2.5e6, "prof_ld_sector_use_pct": 100.0},
+                          lecture={"measure": "dram_bytes", "value": 1.08e9,
+                                   "says": "n <read> once"})
+        lab = LabResult(lab="05_reduction", title="t", max_points=20.0, performance=[perf])
+        table = html_report.perf_table(lab)
+        self.assertIn("v4 2^28, profile: DRAM 2.2 GB read, 0 B written: 2.04x", table)
+        self.assertIn("<li>lecture: n &lt;read&gt; once: 1.08 GB; measured 2.2 GB (2.04x)</li>",
+                      table)
+        perf.counters = {"prof_status": 3}
+        self.assertIn("profile: none: the profiler measured no kernel",
+                      html_report.perf_table(lab))
+
     def test_roofline_points_and_the_reference(self):
         pts = self.h.roofline_points(html_samples.submission())
         (m_label, m_ai, m_gf, m_base, m_ref), (r_label, r_ai, *_rest) = pts
