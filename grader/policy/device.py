@@ -295,18 +295,48 @@ _OTHER_WHY = ("device code in these labs may call only printf and assert outside
 # may be any code of the context, not only the file's own (a red team's lab 05 kernel, round 23,
 # called an address it read from a buffer: policy ok, no symbol, no extern). No lab needs one.
 _INDIRECT_CALL = re.compile(r"^U?R\d+\b")
-_INDIRECT_CALL_MESSAGE = ("makes a call through a function pointer (or a virtual function) in "
+_INDIRECT_CALL_MESSAGE = ("makes a call through a function pointer (or a virtual function), or "
+                          "returns through an address kept in local memory (recursion), in "
                           "kernel {kernel} ({op} {operands}): its target is known only at run "
                           "time, so the policy cannot read what it runs; call your device "
-                          "functions directly (templates or a switch choose among them)")
+                          "functions directly (templates or a switch choose among them; no "
+                          "recursion)")
+
+
+# And a return through an address that was kept in local memory: ptxas saves a non-inlined
+# function's return address (R20, R21) on the stack only where calls nest in it (recursion), and a
+# run-time-indexed store into a local array can overwrite it, so that RET jumps to a value read
+# from a buffer (a red team's recursive function, round 24: policy ok, no CALL through a register).
+_LOCAL_LOAD = re.compile(r"^(?P<reg>R(?P<n>\d+))\s*,")
+_RET_TARGET = re.compile(r"^(R\d+)\b")
+
+
+def _local_loads(op: str, operands: str) -> set:
+    """The registers an LDL writes ("LDL.64 R20, [R1+0x24]": R20 and R21)."""
+    m = _LOCAL_LOAD.match(operands.strip())
+    if not m:
+        return set()
+    parts = op.split(".")
+    count = 4 if "128" in parts else 2 if "64" in parts else 1
+    return {f"R{int(m.group('n')) + i}" for i in range(count)}
 
 
 def _indirect_call_violations(sass: str) -> list:
-    hits = {}
+    hits, restored = {}, {}
+    rets = []
     for _, kernel, op, operands in _instructions_by_arch(sass):
         parts = op.split(".")
         if parts[0] == "CALL" and "REL" in parts and _INDIRECT_CALL.match(operands.strip()):
             hits.setdefault(kernel, (op, operands.strip()))
+        elif parts[0] == "LDL":
+            restored.setdefault(kernel, set()).update(_local_loads(op, operands))
+        elif parts[0] == "RET":
+            m = _RET_TARGET.match(operands.strip())
+            if m:
+                rets.append((kernel, op, operands.strip(), m.group(1)))
+    for kernel, op, operands, reg in rets:
+        if reg in restored.get(kernel, ()):
+            hits.setdefault(kernel, (op, operands))
     names = demangle.names(list(hits)) if hits else {}
     return [Violation("device", f"call through a pointer in {short(names.get(k, k), 100)}",
                       _INDIRECT_CALL_MESSAGE.format(kernel=short(names.get(k, k), 100), op=op,

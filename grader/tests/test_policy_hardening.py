@@ -731,6 +731,34 @@ class IndirectCallTest(unittest.TestCase):
                 self.SASS.replace("CALL.REL.NOINC R2 0x0", "CALL.REL.NOINC 0x400")), [])
 
 
+class ReturnAddressTest(unittest.TestCase):
+    """A RET through a register that was reloaded from local memory: the return address of a
+    recursive function, which a run-time-indexed local store can overwrite (red team round 24).
+    A RET through a register no LDL wrote (every non-recursive function's) is not refused."""
+
+    SASS = ("\t\tFunction : _Z4krecPii\n"
+            "        /*0110*/                   STL [R1+0x10], R20 ;\n"
+            "        /*0400*/                   STL [R6], R5 ;\n"
+            "        /*0480*/                   LDL R20, [R1+0x10] ;\n"
+            "        /*0490*/                   LDL R21, [R1+0x14] ;\n"
+            "        /*04e0*/                   RET.REL.NODEC R20 0x0 ;\n"
+            "\t\tFunction : _Z6kplainPi\n"
+            "        /*0050*/                   LDL R3, [R1] ;\n"
+            "        /*00d0*/                   RET.REL.NODEC R2 0x0 ;\n")
+
+    def test_only_the_return_through_a_reloaded_address(self):
+        with mock.patch.object(demangle, "names", return_value={}):
+            (v,) = device._indirect_call_violations(self.SASS)
+            self.assertIn("_Z4krecPii", v.message)
+            self.assertIn("recursion", v.message)
+            # a 64-bit reload covers both halves
+            wide = self.SASS.replace("LDL R20, [R1+0x10]", "LDL.64 R20, [R1+0x10]").replace(
+                "        /*0490*/                   LDL R21, [R1+0x14] ;\n", "").replace("RET.REL.NODEC R20", "RET.REL.NODEC R21")
+            self.assertEqual(len(device._indirect_call_violations(wide)), 1)
+            plain = self.SASS.replace("LDL R20, [R1+0x10]", "LDL R9, [R1+0x10]")
+            self.assertEqual(device._indirect_call_violations(plain), [])
+
+
 class Bank0WidthTest(unittest.TestCase):
     """How many bytes of bank 0 an instruction's constant operand reads: a double's is 8 even
     where no modifier says so (red team round 22: counted as 4, a DADD of the last 4-byte
