@@ -27,8 +27,9 @@ into their file at compile time. Seven rules, each a `Violation.rule`:
                (shared_memory), no shared memory either: no instruction that addresses it,
                no read of the shared window's base, no static __shared__ (-res-usage).
                In every lab: no call through a function pointer or virtual function (CALL.REL
-               with a register target), no return through an address reloaded from local
-               memory (recursion); device code calls out of itself only into printf and assert
+               with a register target), no return through an address its function reloaded
+               from local memory (recursion, a __noinline__ function that calls another);
+               device code calls out of itself only into printf and assert
                (the undefined functions of its ELF images, cubin.py): no malloc, free, new or delete in a
                kernel (the device heap outlives a call).
   include      every file the source pulls in is the source itself, one of the lab's

@@ -296,47 +296,85 @@ _OTHER_WHY = ("device code in these labs may call only printf and assert outside
 # called an address it read from a buffer: policy ok, no symbol, no extern). No lab needs one.
 _INDIRECT_CALL = re.compile(r"^U?R\d+\b")
 _INDIRECT_CALL_MESSAGE = ("makes a call through a function pointer (or a virtual function), or "
-                          "returns through an address kept in local memory (recursion), in "
-                          "kernel {kernel} ({op} {operands}): its target is known only at run "
-                          "time, so the policy cannot read what it runs; call your device "
-                          "functions directly (templates or a switch choose among them; no "
-                          "recursion)")
+                          "returns through an address kept in local memory (recursion, or a "
+                          "__noinline__ function that calls another), in kernel {kernel} ({op} "
+                          "{operands}): its target is known only at run time, so the policy "
+                          "cannot read what it runs; call your device functions directly and "
+                          "let them inline (templates or a switch choose among them)")
 
 
-# And a return through an address that was kept in local memory: ptxas saves a non-inlined
-# function's return address (R20, R21) on the stack only where calls nest in it (recursion), and a
-# run-time-indexed store into a local array can overwrite it, so that RET jumps to a value read
-# from a buffer (a red team's recursive function, round 24: policy ok, no CALL through a register).
-_LOCAL_LOAD = re.compile(r"^(?P<reg>R(?P<n>\d+))\s*,")
+# And a return through an address that was kept in local memory: a non-inlined function that
+# calls another (or itself) saves its return address (R20, R21) on the stack and reloads it with
+# LDL right before its RET, and a run-time-indexed store into a local array can overwrite it, so
+# that RET jumps to a value read from a buffer (a red team's recursive function, round 24: policy
+# ok, no CALL through a register). Refused where, in the RET's own function (from the nearest
+# CALL target or the kernel's start before it), the last instruction that writes the RET's
+# register is an LDL. Nothing in the labs needs __noinline__ or recursion: nvcc inlines the rest.
+_INSN_ADDRESS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
+_CALL_TARGET = re.compile(r"^(0x[0-9a-f]+)\b")
+_DEST = re.compile(r"^(?:R(?P<n>\d+))\s*,")
 _RET_TARGET = re.compile(r"^(R\d+)\b")
 
 
-def _local_loads(op: str, operands: str) -> set:
-    """The registers an LDL writes ("LDL.64 R20, [R1+0x24]": R20 and R21)."""
-    m = _LOCAL_LOAD.match(operands.strip())
+def _written(op: str, operands: str) -> set:
+    """The registers an instruction writes, as far as its first operand says ("LDL.64 R20, ...":
+    R20 and R21; "MOV R20, 0xe0": R20)."""
+    m = _DEST.match(operands.strip())
     if not m:
         return set()
     parts = op.split(".")
-    count = 4 if "128" in parts else 2 if "64" in parts else 1
+    count = 4 if "128" in parts else 2 if ("64" in parts or "WIDE" in parts) else 1
     return {f"R{int(m.group('n')) + i}" for i in range(count)}
 
 
-def _indirect_call_violations(sass: str) -> list:
-    hits, restored = {}, {}
-    rets = []
-    for _, kernel, op, operands in _instructions_by_arch(sass):
-        parts = op.split(".")
-        if parts[0] == "CALL" and "REL" in parts and _INDIRECT_CALL.match(operands.strip()):
-            hits.setdefault(kernel, (op, operands.strip()))
-        elif parts[0] == "LDL":
-            restored.setdefault(kernel, set()).update(_local_loads(op, operands))
-        elif parts[0] == "RET":
-            m = _RET_TARGET.match(operands.strip())
+def _listings(sass: str) -> dict:
+    """kernel -> [(address, op, operands)] of its instructions that can run, in listing order."""
+    out, kernel = {}, "?"
+    for line in tools.lines(sass):
+        m = _SASS_FUNCTION.match(line)
+        if m:
+            kernel = m.group(1)
+            continue
+        m = _SASS_INSN.match(line)
+        if m and m.group("pred") != "@!PT":
+            out.setdefault(kernel, []).append((int(m.group(1), 16), m.group("op"),
+                                               m.group("operands").strip()))
+    return out
+
+
+def _return_via_local(insns: list) -> tuple | None:
+    """(op, operands) of the first RET whose register its own function last wrote with an LDL."""
+    starts = {0}
+    for _, op, operands in insns:
+        if op.split(".")[0] == "CALL":
+            m = _CALL_TARGET.match(operands)
             if m:
-                rets.append((kernel, op, operands.strip(), m.group(1)))
-    for kernel, op, operands, reg in rets:
-        if reg in restored.get(kernel, ()):
-            hits.setdefault(kernel, (op, operands))
+                starts.add(int(m.group(1), 16))
+    for i, (address, op, operands) in enumerate(insns):
+        m = _RET_TARGET.match(operands) if op.split(".")[0] == "RET" else None
+        if not m:
+            continue
+        start = max(s for s in starts if s <= address)
+        for prior_address, prior_op, prior_operands in reversed(insns[:i]):
+            if prior_address < start:
+                break
+            if m.group(1) in _written(prior_op, prior_operands):
+                if prior_op.split(".")[0] == "LDL":
+                    return op, operands
+                break
+    return None
+
+
+def _indirect_call_violations(sass: str) -> list:
+    hits = {}
+    for kernel, insns in _listings(sass).items():
+        for _, op, operands in insns:
+            parts = op.split(".")
+            if parts[0] == "CALL" and "REL" in parts and _INDIRECT_CALL.match(operands):
+                hits.setdefault(kernel, (op, operands))
+        found = _return_via_local(insns)
+        if found is not None:
+            hits.setdefault(kernel, found)
     names = demangle.names(list(hits)) if hits else {}
     return [Violation("device", f"call through a pointer in {short(names.get(k, k), 100)}",
                       _INDIRECT_CALL_MESSAGE.format(kernel=short(names.get(k, k), 100), op=op,

@@ -757,6 +757,20 @@ class ReturnAddressTest(unittest.TestCase):
             self.assertEqual(len(device._indirect_call_violations(wide)), 1)
             plain = self.SASS.replace("LDL R20, [R1+0x10]", "LDL R9, [R1+0x10]")
             self.assertEqual(device._indirect_call_violations(plain), [])
+            # a local load in the caller is not the callee's return address (red team round
+            # 25: a kernel's local array read into R2, and a leaf callee returning through R2)
+            caller = ("\t\tFunction : _Z1kPi\n"
+                      "        /*0040*/                   LDL R2, [R1+0x4] ;\n"
+                      "        /*0050*/                   MOV R2, 0x70 ;\n"
+                      "        /*0060*/                   CALL.REL.NOINC 0x100 ;\n"
+                      "        /*0070*/                   LDL R2, [R1+0x8] ;\n"
+                      "        /*0080*/                   EXIT ;\n"
+                      "        /*0100*/                   FADD R0, R0, 1 ;\n"
+                      "        /*0110*/                   RET.REL.NODEC R2 0x0 ;\n")
+            self.assertEqual(device._indirect_call_violations(caller), [])
+            # ... but the callee's own reload, after a call of its own, is
+            nested = caller.replace("FADD R0, R0, 1", "LDL R2, [R1+0x10]")
+            self.assertEqual(len(device._indirect_call_violations(nested)), 1)
 
 
 class Bank0WidthTest(unittest.TestCase):
