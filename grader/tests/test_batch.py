@@ -392,9 +392,12 @@ class ResumeTest(BatchTestCase):
         names = [f"s{i}" for i in range(6)]
         for name in names:
             make_sub(self.e.subs, name)
+        # Each grading holds the one GPU 2 s: the 6 take 12 s, so a test process starved of CPU
+        # for a few seconds (a release's suite on a loaded 2-core machine) still kills the batch
+        # with some left to resume.
         proc = subprocess.Popen(self.e.argv("--gpus", "0", "--jobs", "2"), cwd=REPO,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                env=self.e.env(build_s=0.3, gpu_s=0.6))
+                                env=self.e.env(build_s=0.3, gpu_s=2.0))
         state = self.e.out / "state"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -464,7 +467,8 @@ class GpuWorkersTest(BatchTestCase):
         for i in range(8):
             make_sub(self.e.subs, f"s{i}")
         uuids = {"0": "GPU-aaaa-0000", "1": "GPU-bbbb-1111"}
-        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=0.4,
+        # 1 s per GPU job, so that the two GPUs' four jobs each overlap even on a loaded machine
+        proc = self.e.run("--gpus", "0,1", "--jobs", "4", build_s=0.1, gpu_s=1.0,
                           PATH=fake_nvidia_smi(self.e.tmp / "fakebin", uuids))
         self.assertRan(proc)
         runs = self.e.read(self.e.gpu_log)
