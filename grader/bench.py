@@ -58,14 +58,15 @@ class Started:
 
     def __init__(self, binary: Path, names: list, *, worker: Path, seed: int,
                  env: dict | None = None, routes: dict | None = None,
-                 no_shared_memory: bool = False, profiler: str | None = None):
+                 no_shared_memory: bool = False, profiler: str | None = None,
+                 profile_only: tuple = ()):
         self.binary, self.names, self.seed = binary, list(names), seed
         self._stack = contextlib.ExitStack()
         try:
             cwd = self._stack.enter_context(judge.private_dir())
             self.run = self._stack.enter_context(runner.Started(
                 lambda fd, ready_fd: _command(binary, names, fd, ready_fd, worker, routes,
-                                              no_shared_memory, profiler),
+                                              no_shared_memory, profiler, profile_only),
                 ready=True, cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env()))
             self.run.send(f"{seed}\n".encode())
@@ -92,30 +93,36 @@ class Started:
 
 
 def _command(binary: Path, names: list, fd: int, ready_fd: int | None, worker: Path,
-             routes: dict | None, no_shared_memory: bool, profiler: str | None = None) -> list:
+             routes: dict | None, no_shared_memory: bool, profiler: str | None = None,
+             profile_only: tuple = ()) -> list:
     return [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
             f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
             *([f"--labkit-ready-fd={ready_fd}"] if ready_fd is not None else []),
             *gtest.worker_args(worker, routes, no_shared_memory),
-            *([f"--labkit-profiler={profiler}"] if profiler else [])]
+            *([f"--labkit-profiler={profiler}"] if profiler else []),
+            *([f"--labkit-profile-only={','.join(profile_only)}"] if profiler and profile_only
+              else [])]
 
 
 def start_benchmarks(binary: Path, names: list, *, worker: Path, seed: int,
                      env: dict | None = None, routes: dict | None = None,
-                     no_shared_memory: bool = False, profiler: str | None = None) -> Started:
+                     no_shared_memory: bool = False, profiler: str | None = None,
+                     profile_only: tuple = ()) -> Started:
     """Starts the bench judge for the named benchmarks (Started): what it does before its 'go'
     (its GPU context, its workers' start, its instances) may overlap other labs' tests, so the
     GPU's exclusive hold covers only the benchmarks themselves. `profiler`: ncu, to profile one
-    timed call of each benchmark (the profile stage; counters prof_*). Raises
+    timed call of each benchmark (the profile stage; counters prof_*), or of those named in
+    `profile_only` (names as in `names`). Raises
     BenchError('failed') when it cannot be started."""
     return Started(binary, names, worker=worker, seed=seed, env=env, routes=routes,
-                   no_shared_memory=no_shared_memory, profiler=profiler)
+                   no_shared_memory=no_shared_memory, profiler=profiler,
+                   profile_only=profile_only)
 
 
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
                    env: dict | None = None, routes: dict | None = None,
                    no_shared_memory: bool = False, started: Started | None = None,
-                   profiler: str | None = None) -> dict:
+                   profiler: str | None = None, profile_only: tuple = ()) -> dict:
     """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
     name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
     reported an error or is missing. `routes`: the variants that run in a worker of their own
@@ -129,7 +136,7 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
     if started is None:
         started = start_benchmarks(binary, names, worker=worker, seed=seed, env=env,
                                    routes=routes, no_shared_memory=no_shared_memory,
-                                   profiler=profiler)
+                                   profiler=profiler, profile_only=profile_only)
     elif list(started.names) != list(names) or started.seed != seed:
         started.close()
         raise ValueError("run_benchmarks: the started judge runs other benchmarks or seed")

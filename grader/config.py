@@ -34,16 +34,34 @@ class Group:
 # machine code loads, stores or addresses local memory (scoring.lesson_value).
 LESSON_COUNTERS = ("local_memory",)
 
+# The counters a [[lesson]] entry may grade from the profile stage (one timed call of its
+# `benchmark` replayed under ncu, summed over the call's kernels; docs/grading.md), and the
+# results' counters each is made of. dram_bytes: bytes read and written in DRAM; the sector
+# uses: of the bytes global loads (stores) moved in 32-byte sectors, the percentage the warps
+# asked for (100: coalesced).
+PROFILE_LESSON_COUNTERS = {
+    "dram_bytes": ("prof_dram_read_bytes", "prof_dram_write_bytes"),
+    "global_load_sector_use": ("prof_ld_sector_use_pct",),
+    "global_store_sector_use": ("prof_st_sector_use_pct",),
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Lesson:
-    """[[lesson]]: points for the counter the lab's lesson is about, in every kernel of the
-    submission, awarded only when every correctness test passes."""
+    """[[lesson]]: points for the counter the lab's lesson is about, awarded only when every
+    correctness test passes. A static counter (LESSON_COUNTERS) is read in every kernel of the
+    submission; a profile counter (PROFILE_LESSON_COUNTERS) in the call its `benchmark` times."""
     name: str
     counter: str
     points: float
-    max: int = 0         # the most each kernel may have of the counter
+    max: float | None = 0    # the most allowed (each kernel's, or the call's); None: no limit
     label: str = ""
+    benchmark: str = ""      # profile counters: the [[performance]] benchmark whose call is read
+    min: float | None = None  # profile counters: the least allowed
+
+    @property
+    def profiled(self) -> bool:
+        return self.counter in PROFILE_LESSON_COUNTERS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,8 +117,10 @@ class LabConfig:
     max_file_kib: int = DEFAULT_MAX_FILE_KIB
     policy: object = None          # grader.policy.PolicyRules for this lab
     flop_factor: float = 1.0       # [plausibility]: the FLOP ceiling is the FP32 peak times this
-    # Not from grading.toml: ncu when this grading profiles its benchmarks (grade --profile)
+    # Not from grading.toml: ncu when this grading profiles its benchmarks (grade --profile,
+    # or a profile counter's [[lesson]]), and the benchmarks it profiles (empty: every one)
     profiler: str | None = None
+    profile_only: tuple = ()
 
     @property
     def max_points(self) -> float:
@@ -167,7 +187,8 @@ def parse_lab_config(name: str, data: dict, where: str = "grading.toml") -> LabC
     if len({g.name for g in groups}) != len(groups):
         raise GraderError(f"{where}: correctness group names must be unique")
     perf = _performance_entries(data.get("performance", []), where)
-    lessons = _lesson_entries(data.get("lesson", []), where)
+    lessons = _lesson_entries(data.get("lesson", []), where,
+                              tuple(dict.fromkeys(p.benchmark for p in perf)))
     taken = {g.name for g in groups}
     for lesson in lessons:
         if lesson_group_name(lesson) in taken:
@@ -193,12 +214,14 @@ def lesson_group_name(lesson: Lesson) -> str:
     return f"lesson: {lesson.name}"
 
 
-def _lesson_entries(value, where: str) -> tuple:
-    """[[lesson]] entries (none by default)."""
+def _lesson_entries(value, where: str, benchmarks: tuple = ()) -> tuple:
+    """[[lesson]] entries (none by default). `benchmarks`: those the lab's [[performance]]
+    entries name (a profile counter's `benchmark` must be one)."""
     if not isinstance(value, list):
         raise GraderError(f"{where}: lessons are an array of tables: write [[lesson]], not "
                           f"[lesson]")
-    known = {"name", "counter", "points", "max", "label"}
+    known = {"name", "counter", "points", "max", "min", "benchmark", "label"}
+    counters = LESSON_COUNTERS + tuple(PROFILE_LESSON_COUNTERS)
     entries = []
     for i, t in enumerate(value):
         w = f"{where} [[lesson]] #{i + 1}"
@@ -208,19 +231,44 @@ def _lesson_entries(value, where: str) -> tuple:
             raise GraderError(f"{w}: unknown key(s) {', '.join(unknown)} (known: "
                               f"{', '.join(sorted(known))})")
         counter = _require(t, "counter", str, w)
-        if counter not in LESSON_COUNTERS:
-            raise GraderError(f"{w}: 'counter' must be one of {', '.join(LESSON_COUNTERS)}, "
+        if counter not in counters:
+            raise GraderError(f"{w}: 'counter' must be one of {', '.join(counters)}, "
                               f"got {counter!r}")
         points = _require(t, "points", float, w)
         if not 0 < points < math.inf:
             raise GraderError(f"{w}: points must be > 0")
-        most = t.get("max", 0)
-        if isinstance(most, bool) or not isinstance(most, int) or most < 0:
-            raise GraderError(f"{w}: 'max' must be a whole number >= 0, got {most!r}")
         label = t.get("label", "")
         if not isinstance(label, str):
             raise GraderError(f"{w}: 'label' must be a string, got {label!r}")
-        entries.append(Lesson(_require(t, "name", str, w), counter, points, most, label))
+        name = _require(t, "name", str, w)
+        if counter in PROFILE_LESSON_COUNTERS:
+            bench = _require(t, "benchmark", str, w)
+            if bench not in benchmarks:
+                raise GraderError(f"{w}: 'benchmark' must name a [[performance]] entry's "
+                                  f"benchmark ({', '.join(benchmarks) or 'none'}), got "
+                                  f"{bench!r}")
+            bounds = {}
+            for key in ("min", "max"):
+                v = t.get(key)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
+                                      or not 0 <= v < math.inf):
+                    raise GraderError(f"{w}: '{key}' must be a number >= 0, got {v!r}")
+                bounds[key] = None if v is None else float(v)
+            if bounds["min"] is None and bounds["max"] is None:
+                raise GraderError(f"{w}: a profile counter needs 'min' or 'max'")
+            if None not in bounds.values() and bounds["min"] > bounds["max"]:
+                raise GraderError(f"{w}: 'min' is above 'max'")
+            entries.append(Lesson(name, counter, points, bounds["max"], label, bench,
+                                  bounds["min"]))
+            continue
+        for key in ("benchmark", "min"):
+            if key in t:
+                raise GraderError(f"{w}: '{key}' is for profile counters "
+                                  f"({', '.join(PROFILE_LESSON_COUNTERS)}), not {counter}")
+        most = t.get("max", 0)
+        if isinstance(most, bool) or not isinstance(most, int) or most < 0:
+            raise GraderError(f"{w}: 'max' must be a whole number >= 0, got {most!r}")
+        entries.append(Lesson(name, counter, points, most, label))
     if len({e.name for e in entries}) != len(entries):
         raise GraderError(f"{where}: lesson names must be unique")
     return tuple(entries)

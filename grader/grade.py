@@ -327,8 +327,8 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         if options.test_timeout_s is not None:
             built = [(dataclasses.replace(cfg, test_timeout_s=options.test_timeout_s), lab, lab_paths)
                      for cfg, lab, lab_paths in built]
-        if options.profile and options.performance:
-            built = _with_profiler(built, progress)
+        if options.performance:
+            built = _with_profiler(built, progress, every=options.profile)
         if seed is None:
             _draw_seeds(built)
 
@@ -365,20 +365,36 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
                     judge_started.close()
 
 
-def _with_profiler(built: list, progress) -> list:
-    """Each lab's config with the profiler (ncu) the bench judges run one timed call under;
-    where none is found, each lab with benchmarks says so and is graded as without --profile."""
+def _with_profiler(built: list, progress, every: bool) -> list:
+    """Each lab's config with the profiler (ncu) its bench judge runs one timed call under:
+    of every benchmark with `every` (--profile), else of the benchmarks its profile-counter
+    [[lesson]] entries read (none: no profiler). Where ncu is not found, each lab that would
+    have been profiled says so and is graded without (its lessons then say they were not
+    measured)."""
+    def wanted(cfg) -> tuple | None:
+        if every:
+            return ()
+        only = tuple(dict.fromkeys(e.benchmark for e in cfg.lessons if e.profiled))
+        return only or None
+    todo = [(cfg, wanted(cfg)) for cfg, _, _ in built if cfg.performance]
+    if not any(only is not None for _, only in todo):
+        return built
     ncu = judge.find_profiler()
     if ncu is None:
         why = ("no profile: Nsight Compute's ncu was not found (PATH, $CUDA_HOME/bin, "
                "/usr/local/cuda/bin)")
         progress(f"WARNING: {why}")
         for cfg, lab, _ in built:
-            if cfg.performance:
+            if cfg.performance and wanted(cfg) is not None:
                 lab.warnings.append(why)
         return built
-    return [(dataclasses.replace(cfg, profiler=ncu), lab, lab_paths)
-            for cfg, lab, lab_paths in built]
+    out = []
+    for cfg, lab, lab_paths in built:
+        only = wanted(cfg) if cfg.performance else None
+        if only is not None:
+            cfg = dataclasses.replace(cfg, profiler=ncu, profile_only=only)
+        out.append((cfg, lab, lab_paths))
+    return out
 
 
 def _draw_seeds(built: list) -> None:
@@ -658,7 +674,9 @@ def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = ""
     from grader.policy.device import MAX_KERNELS  # more rows than this: the file has more kernels
     kernels = (lab.policy.kernels if lab.policy is not None else None) or []
     cut_short = len(kernels) > MAX_KERNELS
-    return [scoring.lesson_group(e, kernels, correct, cut_short) for e in cfg.lessons]
+    perf = {p.benchmark: p for p in lab.performance}
+    return [scoring.profile_lesson_group(e, perf.get(e.benchmark), correct) if e.profiled
+            else scoring.lesson_group(e, kernels, correct, cut_short) for e in cfg.lessons]
 
 
 def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
@@ -818,7 +836,8 @@ def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             started = bench.start_benchmarks(
                 lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
                 seed=lab.seed, routes=lab_paths.worker_routes,
-                no_shared_memory=gtest.no_shared_memory(cfg.policy), profiler=cfg.profiler)
+                no_shared_memory=gtest.no_shared_memory(cfg.policy), profiler=cfg.profiler,
+                profile_only=cfg.profile_only)
         except bench.BenchError:
             return None
         started.wait_ready()
@@ -854,7 +873,6 @@ def _score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings,
         lab.message = (lab.message + "\n" if lab.message else "") + reason
 
     correct = scoring.all_correct(lab.groups)
-    lab.groups += _lesson_groups(cfg, lab, correct)
     lab.performance = [_perf_result(p) for p in cfg.performance]
     if lab.performance:
         if not correct:
@@ -878,6 +896,8 @@ def _score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings,
                 lab.implausible = any(p.implausible for p in lab.performance)
         for perf in lab.performance:
             perf.points = scoring.score_performance(perf)
+    # After the benchmarks: a profile counter's lesson reads its benchmark's profiled call.
+    lab.groups += _lesson_groups(cfg, lab, correct)
 
     lab.points = scoring.lab_points(lab.groups, lab.performance)
     # Without hidden tests (a student release) the maximum shrinks to what can be earned.
@@ -953,7 +973,7 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
     names = benchmark_names(cfg)
     timeout_s = sum(p.timeout_s for p in cfg.performance)
     if cfg.profiler:   # the judge's own limit per profiled call, and its start
-        timeout_s += len(names) * (bench.PROFILE_LIMIT_S + 10)
+        timeout_s += len(cfg.profile_only or names) * (bench.PROFILE_LIMIT_S + 10)
     progress(f"{cfg.name}: benchmarking {', '.join(names)}")
     found = {}
     try:
@@ -964,7 +984,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
                                              worker=lab_paths.worker.path, seed=lab.seed,
                                              routes=lab_paths.worker_routes,
                                              no_shared_memory=gtest.no_shared_memory(cfg.policy),
-                                             started=started, profiler=cfg.profiler)
+                                             started=started, profiler=cfg.profiler,
+                                             profile_only=cfg.profile_only)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

@@ -426,9 +426,24 @@ def ceilings(result: GradeResult) -> tuple:
     return None, None, ("no ceilings were measured in this run" + (f": {why}" if why else ""))
 
 
+def measured_intensity(p) -> float | None:
+    """The entry's flops per byte that crossed DRAM in its profiled call (the profile stage's
+    prof_dram_* counters; the flops are the benchmark's own count), or None where it was not
+    profiled."""
+    c = p.counters or {}
+    gf, ms = c.get("GFLOPS"), c.get("student_ms")
+    moved = [c.get("prof_dram_read_bytes"), c.get("prof_dram_write_bytes")]
+    if c.get("prof_status") != 1 or not all(finite(v) for v in [gf, ms, *moved]):
+        return None
+    total = sum(moved)
+    return gf * 1e9 * ms * 1e-3 / total if total > 0 and gf > 0 and ms > 0 else None
+
+
 def roofline_points(result: GradeResult) -> list:
     """(label, intensity flop/byte, GFLOP/s, baseline GFLOP/s or None, reference GFLOP/s or
-    None) per measured entry whose benchmark counts both flops and bytes."""
+    None, measured intensity or None) per measured entry whose benchmark counts both flops and
+    bytes: the intensity from the bytes the benchmark declares, and from the DRAM bytes the
+    profile stage measured where it ran."""
     out = []
     for lab in result.labs:
         for p in lab.performance:
@@ -447,7 +462,8 @@ def roofline_points(result: GradeResult) -> list:
                     ref = p.reference
                 elif p.metric_name == "GBps":
                     ref = p.reference * ai
-            out.append((f"{lab.lab}: {perf_name(lab, p)}", ai, float(gf), base, ref))
+            out.append((f"{lab.lab}: {perf_name(lab, p)}", ai, float(gf), base, ref,
+                        measured_intensity(p)))
     return out
 
 
@@ -459,7 +475,7 @@ def roofline_chart(result: GradeResult) -> str:
         return ("<p class=\"note\">No roofline: no graded kernel was measured with both a flop "
                 "count and a byte count in this run.</p>")
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
-    ais = [p[1] for p in points]
+    ais = [p[1] for p in points] + [p[5] for p in points if p[5]]
     ys = [y for p in points for y in (p[2], p[3], p[4]) if y]
     lo_x, hi_x = min(ais) / 4, max(ais) * 4
     if peak:
@@ -476,9 +492,16 @@ def roofline_chart(result: GradeResult) -> str:
         ax.text(0.5, 0.96, _plain(f"No ceilings drawn: {why}."), transform=ax.transAxes,
                 ha="center", va="top", fontsize=9, color=BAD, wrap=True)
     colours = ["#1565c0", "#00897b", "#8e24aa", "#f4511e", "#6d4c41", "#3949ab", "#c0ca33"]
-    for i, (label, ai, gf, base, ref) in enumerate(points):
+    for i, (label, ai, gf, base, ref, measured) in enumerate(points):
         col = colours[i % len(colours)]
-        ax.plot(ai, gf, "o", color=col, markersize=8, label=_plain(label))
+        if measured:
+            # Placed by the bytes that crossed DRAM; a hollow mark where the declared bytes
+            # would put it, joined: the further left, the more traffic than the model's.
+            ax.plot([ai, measured], [gf, gf], ":", color=col, linewidth=1)
+            ax.plot(ai, gf, "o", markerfacecolor="none", markeredgecolor=col, markersize=8)
+            ax.plot(measured, gf, "o", color=col, markersize=8, label=_plain(label))
+        else:
+            ax.plot(ai, gf, "o", color=col, markersize=8, label=_plain(label))
         if base:
             ax.plot(ai, base, "s", markerfacecolor="none", markeredgecolor=col, markersize=8)
         if ref:
@@ -488,6 +511,10 @@ def roofline_chart(result: GradeResult) -> str:
     handles += [Line2D([], [], marker="o", color="#555", linestyle="", label="your kernel"),
                 Line2D([], [], marker="s", markerfacecolor="none", markeredgecolor="#555",
                        linestyle="", label="vendor baseline (same run)")]
+    if any(p[5] for p in points):
+        handles.append(Line2D([], [], marker="o", markerfacecolor="none", markeredgecolor="#555",
+                              linestyle=":", label="your kernel at the declared bytes "
+                              "(filled: at the DRAM bytes profiled)"))
     if any(p[4] for p in points):
         handles.append(Line2D([], [], marker="D", color="#555", markerfacecolor="white",
                               linestyle="", label="reference solution (baseline x its ratio)"))
@@ -499,7 +526,8 @@ def roofline_chart(result: GradeResult) -> str:
     _log_axis(ax.yaxis)
     ax.set_xlim(lo_x, hi_x)
     ax.set_ylim(min(ys) / 4, max(ys) * 3 if not peak else peak * 2.5)
-    ax.set_xlabel("arithmetic intensity (flop / declared byte)")
+    ax.set_xlabel("arithmetic intensity (flop / byte: profiled DRAM bytes where measured, "
+                  "else declared)")
     ax.set_ylabel("GFLOP/s")
     ax.grid(True, which="major", color="#e5e5e5", linewidth=0.6)
     return _svg(fig, "roofline: achieved GFLOP/s against arithmetic intensity")
@@ -552,8 +580,10 @@ def submission_page(result: GradeResult, name: str = "") -> str:
             f"device-to-device copy {bw:,.0f} GB/s. {limits}" if peak
             else f"No ceilings drawn: {esc(why)}. ")
             + "Arithmetic intensity is the benchmark's flop count over the bytes it declares "
-              "(its inputs read once and its output written once): a kernel that reads more "
-              "than that sits lower, not further left.</p>")
+              "(its inputs read once and its output written once), or, where the profile stage "
+              "measured the call, over the bytes that crossed DRAM (filled marks; the hollow "
+              "mark joined to one is where the declared bytes put it): a kernel that moves more "
+              "than the model sits further left.</p>")
     return _page(f"Grade {points_text(result.points)} / {result.max_points:g}: {name}", body)
 
 

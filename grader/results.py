@@ -70,6 +70,10 @@ class GroupResult:
     points: float = 0.0
     tests: list = dataclasses.field(default_factory=list)
     note: str = ""
+    # A [[lesson]] of a profile counter on a machine that gave no counters, or in a grading that
+    # ran no benchmarks: its points are withheld (scoring.profile_lesson_group), and gpu_check
+    # leaves it out of its verdicts.
+    unmeasured: bool = False
 
     @property
     def passed_count(self) -> int:

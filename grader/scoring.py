@@ -68,6 +68,111 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
     return group
 
 
+# The profile stage's statuses (ProfileStatus, common/include/labkit/judge.hpp) that say the
+# machine gave no counters at all, whatever the submission did: no permission, or nothing
+# measured, not even the executor's own kernels that fill the call's inputs before any of the
+# student's run (prof_own_kernels 0).
+PROFILE_OK, PROFILE_NO_PERMISSION = 1, 2
+# The profiled call's kernels must take at least this share of the timed calls' median: ncu
+# runs them at the base clock with caches flushed, so an honest call takes as long or longer;
+# one that does less work when profiled than when timed does not.
+PROFILED_TIME_FLOOR = 0.5
+
+
+def profile_lesson_value(lesson, counters: dict) -> float | None:
+    """The call's value of a profile counter (grader.config.PROFILE_LESSON_COUNTERS), or None."""
+    from grader import config
+    names = config.PROFILE_LESSON_COUNTERS[lesson.counter]
+    values = [counters.get(n) for n in names]
+    if any(not isinstance(v, (int, float)) or isinstance(v, bool) for v in values):
+        return None
+    return float(sum(values))
+
+
+def _profile_value_text(counter: str, value: float) -> str:
+    from grader import report_text
+    if counter.endswith("bytes"):
+        return report_text._si_bytes(value)
+    return f"{value:.0f}%"
+
+
+def machine_unmeasured(counters: dict) -> str:
+    """Why this machine gave the profile stage no counters, whatever the submission did ('' when
+    it did measure, or when what failed may be the submission's own doing)."""
+    from grader import report_text
+    status = counters.get("prof_status")
+    if status is None:
+        return "the benchmark was not profiled (no profiler on this machine)"
+    status = int(status)
+    if status == PROFILE_NO_PERMISSION:
+        return (f"{report_text.PROFILE_NONE[status]} (run the grader as root, or set the "
+                f"driver's RmProfilingAdminOnly=0: docs/grading.md)")
+    if status != PROFILE_OK and not counters.get("prof_own_kernels"):
+        return "the profiler measured no kernel on this machine, not even the grader's own"
+    return ""
+
+
+def profile_lesson_group(lesson, perf, correct: bool) -> GroupResult:
+    """A [[lesson]] entry of a profile counter scored from the profile stage's counters of its
+    benchmark's call (`perf`: that entry's PerfResult, or None): one test,
+    Lesson.<counter>/<benchmark>, passing when the value lies within min and max. Nothing is
+    awarded unless `correct`. Where the machine gives no counters at all (machine_unmeasured),
+    the group has no test and is marked `unmeasured`: its points are withheld, and every report
+    says why (docs/grading.md, "Points where a lab teaches the counter"). Anything else that
+    leaves the call unmeasured (the benchmark failed, was implausible, its kernels could not be
+    profiled) fails the test."""
+    from grader import config, report_text
+    group = GroupResult(config.lesson_group_name(lesson), lesson.counter, lesson.points)
+    if not correct:
+        group.note = "not checked: every correctness test must pass first"
+        return group
+    if perf is None or perf.status == "not_run":
+        group.note = "not measured: the benchmarks did not run"
+        group.unmeasured = True
+        return group
+    name = f"Lesson.{lesson.counter}/{lesson.benchmark}"
+    label = f" ({lesson.label})" if lesson.label else ""
+    if perf.status not in ("measured", "withheld") or perf.implausible:
+        why = perf.message or perf.status
+        group.tests.append(TestResult(name, "failed", f"the lesson{label} could not be measured: "
+                                                      f"the benchmark {why}"))
+        group.points = score_group(group)
+        return group
+    away = machine_unmeasured(perf.counters)
+    if away:
+        group.note = f"not measured: {away}; its points are withheld"
+        group.unmeasured = True
+        return group
+    value = profile_lesson_value(lesson, perf.counters)
+    if int(perf.counters["prof_status"]) != PROFILE_OK or value is None:
+        status = int(perf.counters["prof_status"])
+        group.tests.append(TestResult(name, "failed", f"the lesson{label} could not be measured: "
+                                      f"{report_text.PROFILE_NONE.get(status, 'no counters')}"))
+        group.points = score_group(group)
+        return group
+    profiled_ms, timed_ms = perf.counters.get("prof_gpu_ms"), perf.counters.get("student_ms")
+    if (isinstance(profiled_ms, (int, float)) and isinstance(timed_ms, (int, float))
+            and profiled_ms < PROFILED_TIME_FLOOR * timed_ms):
+        group.tests.append(TestResult(name, "failed", (
+            f"the lesson{label} could not be measured: the profiled call's kernels ran "
+            f"{profiled_ms:.3g} ms, the timed calls {timed_ms:.3g} ms; the call the profiler saw "
+            f"is not the work that was timed")))
+        group.points = score_group(group)
+        return group
+    shown = _profile_value_text(lesson.counter, value)
+    counter = lesson.counter.replace("_", " ")
+    if lesson.max is not None and value > lesson.max:
+        group.tests.append(TestResult(name, "failed", f"the lesson{label} is not met: {counter} "
+                                      f"{shown}, at most {_profile_value_text(lesson.counter, lesson.max)}"))
+    elif lesson.min is not None and value < lesson.min:
+        group.tests.append(TestResult(name, "failed", f"the lesson{label} is not met: {counter} "
+                                      f"{shown}, at least {_profile_value_text(lesson.counter, lesson.min)}"))
+    else:
+        group.tests.append(TestResult(name, "passed"))
+    group.points = score_group(group)
+    return group
+
+
 def host_compute_tests(groups: list) -> list:
     """The tests whose call the worker computed on the CPU (status host_compute)."""
     return [t for g in groups for t in g.tests if t.status == "host_compute"]

@@ -72,10 +72,13 @@ def lesson_problems(case: gc.Case, lab: dict) -> list:
     """The lab's [[lesson]] verdicts, read from the compiled kernels as the grader reads them
     (no GPU needed), scored as if every correctness test passed: a case expected to be fully
     correct must keep every lesson's points, and each `fails` entry naming a lesson test
-    (Lesson.<counter>/<kernel>) must name one that fails."""
+    (Lesson.<counter>/<kernel>) must name one that fails. Only the lessons of static counters:
+    a profile counter's verdict needs the GPU (gpu_check)."""
     from grader import config, scoring
     from grader.policy.device import MAX_KERNELS
-    lessons = config.load_lab_config(gc.REPO / "labs", case.lab).lessons
+    # A profile counter's lesson needs the GPU's counters: gpu_check reads its verdicts.
+    lessons = [e for e in config.load_lab_config(gc.REPO / "labs", case.lab).lessons
+               if not e.profiled]
     if not lessons:
         return []
     kernels = (lab.get("policy") or {}).get("kernels") or []
@@ -85,8 +88,8 @@ def lesson_problems(case: gc.Case, lab: dict) -> list:
     if case.want("correctness") == "full":
         problems += [f"a fully correct case would fail {t.name}" for t in tests if not t.passed]
     for part in case.spec.get("fails", []):
-        if part.startswith("Lesson.") and not any(part in t.name and not t.passed
-                                                  for t in tests):
+        static = part.startswith(tuple(f"Lesson.{e.counter}" for e in lessons))
+        if static and not any(part in t.name and not t.passed for t in tests):
             problems.append(f"no lesson test named like '{part}' fails")
     return problems
 

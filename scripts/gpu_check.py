@@ -283,8 +283,17 @@ def level(got: float, top: float) -> str:
 
 
 def correctness_points(lab: dict) -> tuple:
-    groups = lab.get("groups") or []
+    """Points and maximum of the lab's groups, without a profile-counter lesson this machine
+    could not measure (its points are withheld in the grade; here it is neither right nor
+    wrong: unmeasured_lessons)."""
+    groups = [g for g in lab.get("groups") or [] if not g.get("unmeasured")]
     return (sum(g.get("points", 0.0) for g in groups), sum(g.get("max_points", 0.0) for g in groups))
+
+
+def unmeasured_lessons(lab: dict) -> list:
+    """The profile-counter lessons (as 'Lesson.<counter>' test names) this machine gave no
+    counters for: a case's expected failures of them cannot be checked here."""
+    return [f"Lesson.{g.get('filter')}" for g in lab.get("groups") or [] if g.get("unmeasured")]
 
 
 def perf_entries(lab: dict) -> list:
@@ -373,8 +382,16 @@ def judge_case(case: Case, graded: dict) -> dict:
     row["stages"] = lab.get("stages")
     if status in ("error", "bad_files", "missing_files", "no_gpu"):
         row["problems"].append(f"lab status '{status}': {(lab.get('message') or '')[:200]}")
+    skipped = unmeasured_lessons(lab)
+    expected_fails = [part for part in case.spec.get("fails", [])
+                      if not any(part.startswith(name) for name in skipped)]
+    if skipped:
+        row["unmeasured"] = skipped
     for key in ("build", "correctness", "performance"):
         want = case.want(key)
+        if (key == "correctness" and want == "partial" and row[key] == "full" and skipped
+                and case.spec.get("fails") and not expected_fails):
+            continue   # partial only by a lesson this machine could not measure
         if want != "any" and want != row[key]:
             row["problems"].append(f"{key}: expected {want}, got {row[key]}")
     limit = case.spec.get("max_ratio")
@@ -384,7 +401,7 @@ def judge_case(case: Case, graded: dict) -> dict:
                 row["problems"].append(f"max_ratio: {name} measured a ratio of {ratio:.3g}, "
                                        f"above {limit:g}")
     failing = failing_tests(lab)
-    for part in case.spec.get("fails", []):
+    for part in expected_fails:
         if not any(part in t.get("name", "") for t in failing):
             row["problems"].append(f"no failing test named like '{part}'")
     text = student_text(lab).lower()

@@ -378,7 +378,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   Profile profile;
   profile.status = ProfileStatus::kNotAsked;
   double profile_s = 0;
-  if (!smoke && !worker_options().profiler.empty()) {
+  if (!smoke && profile_wanted(worker_options(), spec.name)) {
     profile = clock(profile_s, [&] { return w.profile(call, 120); });
     if (profile.status != ProfileStatus::kOk) {
       std::fprintf(stderr, "%s: no profile: %s\n", spec.name.c_str(), profile.why.c_str());
@@ -418,6 +418,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["phase_verify_s"] = verify_s;
   if (profile.status != ProfileStatus::kNotAsked) {
     c["prof_status"] = static_cast<double>(profile.status);
+    c["prof_own_kernels"] = profile.own_kernels;
     c["phase_profile_s"] = profile_s;
   }
   if (profile.status == ProfileStatus::kOk) {

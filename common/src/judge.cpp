@@ -1212,9 +1212,14 @@ Profile parse_profile(const std::string& report) {
   std::vector<std::string> header;
   int id_col = -1, name_col = -1, value_col = -1, kernel_col = -1;
   std::map<std::string, std::map<std::string, double>> kernels;  // ID -> metric -> value
+  std::map<std::string, bool> own;  // IDs of the executor's kernels that have a counter
   std::string first_error;
+  bool no_permission = false;
   while (std::getline(in, line)) {
     if (line.rfind("==ERROR==", 0) == 0 && first_error.empty()) first_error = line.substr(10);
+    // ncu's own line, never a kernel's name (a kernel may be named anything, and ncu quotes
+    // names in its other error lines).
+    if (line.rfind("==ERROR== ERR_NVGPUCTRPERM", 0) == 0) no_permission = true;
     if (line.empty() || line[0] != '"') continue;
     std::vector<std::string> fields = csv_fields(line);
     if (header.empty()) {
@@ -1233,12 +1238,17 @@ Profile parse_profile(const std::string& report) {
     // policy lets no student define anything) are not the call's work.
     std::string kernel = fields[static_cast<size_t>(kernel_col)];
     if (kernel.rfind("void ", 0) == 0) kernel.erase(0, 5);
-    if (kernel.rfind("labkit::", 0) == 0) continue;
     double v = 0;
-    if (!csv_number(fields[static_cast<size_t>(value_col)], v)) continue;
+    const bool number = csv_number(fields[static_cast<size_t>(value_col)], v);
+    if (kernel.rfind("labkit::", 0) == 0) {
+      if (number) own[fields[static_cast<size_t>(id_col)]] = true;
+      continue;
+    }
+    if (!number) continue;
     kernels[fields[static_cast<size_t>(id_col)]][fields[static_cast<size_t>(name_col)]] = v;
   }
-  if (report.find("ERR_NVGPUCTRPERM") != std::string::npos) {
+  out.own_kernels = static_cast<int>(own.size());
+  if (no_permission) {
     out.status = ProfileStatus::kNoPermission;
     out.why = "this machine opens the GPU's performance counters to administrators only "
               "(ERR_NVGPUCTRPERM)";
@@ -1277,6 +1287,18 @@ Profile parse_profile(const std::string& report) {
   out.st_sector_use_pct = out.st_sectors > 0 ? st_use / out.st_sectors : 0;
   out.status = ProfileStatus::kOk;
   return out;
+}
+
+bool profile_wanted(const WorkerOptions& options, const std::string& name) {
+  if (options.profiler.empty()) return false;
+  if (options.profile_only.empty()) return true;
+  for (const std::string& only : options.profile_only) {
+    if (name == only || (name.size() > only.size() && name.compare(0, only.size(), only) == 0 &&
+                         name[only.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 Profile Worker::profile(const OpCall& call, double max_s) {

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +99,14 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       options.sanitizer = v;
     } else if (take(argv[i], "--labkit-profiler", &v)) {
       options.profiler = v;
+    } else if (take(argv[i], "--labkit-profile-only", &v)) {
+      std::string::size_type at = 0;
+      while (at <= v.size()) {
+        const std::string::size_type comma = std::min(v.find(',', at), v.size());
+        if (comma == at) throw std::invalid_argument("--labkit-profile-only: an empty name in '" + v + "'");
+        options.profile_only.push_back(v.substr(at, comma - at));
+        at = comma + 1;
+      }
     } else if (take(argv[i], "--labkit-memory-lock", &v)) {
       if (v.empty() || v[0] != '/') throw std::invalid_argument("--labkit-memory-lock: an absolute path, not '" + v + "'");
       options.memory_lock = v;

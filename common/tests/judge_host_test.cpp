@@ -630,3 +630,46 @@ TEST(JudgeHost, ProfileSaysWhyThereAreNoCounters) {
             labkit::ProfileStatus::kNoKernels);
   EXPECT_NE(labkit::profile_metrics().find("dram__bytes_read.sum"), std::string::npos);
 }
+
+// A kernel may be named anything: its name in ncu's lines never reads as ncu's permission
+// error, and the executor's own measured kernels are counted (the grader tells a machine that
+// measures nothing from a submission whose kernels were not measured).
+TEST(JudgeHost, ProfileReadsOnlyNcusOwnPermissionLineAndCountsTheExecutorsKernels) {
+  const std::string head =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  auto row = [](int id, const std::string& kernel, const std::string& value) {
+    return "\"" + std::to_string(id) + "\",\"1\",\"worker\",\"h\",\"" + kernel +
+           "\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"s\","
+           "\"dram__bytes_read.sum\",\"byte\",\"" + value + "\"\n";
+  };
+  const std::string student = "ERR_NVGPUCTRPERM_sum(float *)";
+  std::string report = "==PROF== Profiling \"" + student + "\" - 1: 0%....50%....100%\n" +
+                       "==ERROR== Failed to profile \"ERR_NVGPUCTRPERM\" in process 1\n" + head +
+                       row(0, "labkit::fill_kernel(float *)", "64") + row(1, student, "4096");
+  labkit::Profile p = labkit::parse_profile(report);
+  ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;
+  EXPECT_EQ(p.kernels, 1);
+  EXPECT_EQ(p.own_kernels, 1);
+  EXPECT_DOUBLE_EQ(p.dram_read_bytes, 4096.0);
+  // The executor's fill measured, the student's kernel not: counted, and a tool failure.
+  p = labkit::parse_profile("==ERROR== Failed to profile kernel\n" + head +
+                            row(0, "labkit::fill_kernel(float *)", "64"));
+  EXPECT_EQ(p.status, labkit::ProfileStatus::kToolFailed);
+  EXPECT_EQ(p.own_kernels, 1);
+  EXPECT_EQ(labkit::parse_profile("==ERROR== ERR_NVGPUCTRPERM - no permission\n").own_kernels, 0);
+}
+
+TEST(JudgeHost, ProfileOnlyTheNamedBenchmarks) {
+  labkit::WorkerOptions options;
+  EXPECT_FALSE(labkit::profile_wanted(options, "scan/v3/i32/268435456"));
+  options.profiler = "/usr/local/cuda/bin/ncu";
+  EXPECT_TRUE(labkit::profile_wanted(options, "scan/v3/i32/268435456"));
+  options.profile_only = {"scan/v3/i32"};
+  EXPECT_TRUE(labkit::profile_wanted(options, "scan/v3/i32"));
+  EXPECT_TRUE(labkit::profile_wanted(options, "scan/v3/i32/268435456"));
+  EXPECT_FALSE(labkit::profile_wanted(options, "scan/v3/i32x/268435456"));
+  EXPECT_FALSE(labkit::profile_wanted(options, "scan/v3/f32/268435456"));
+  EXPECT_FALSE(labkit::profile_wanted(options, "scan/v3"));
+}

@@ -148,6 +148,36 @@ class ParseGoodTest(unittest.TestCase):
         self.assertEqual(cfg.max_points, 30 + 50.5 + 20 + 5)
         self.assertEqual(parse_lab_config("x", good()).lessons, ())
 
+    def test_a_profile_counter_lesson_names_a_benchmark_and_bounds(self):
+        data = good()
+        data["lesson"] = [{"name": "coalescing", "counter": "global_load_sector_use",
+                           "benchmark": "matmul/v1_naive/4096", "min": 50, "points": 5}]
+        (lesson,) = parse_lab_config("x", data).lessons
+        self.assertTrue(lesson.profiled)
+        self.assertEqual((lesson.benchmark, lesson.min, lesson.max),
+                         ("matmul/v1_naive/4096", 50.0, None))
+        self.assertFalse(config.Lesson("registers", "local_memory", 5.0).profiled)
+
+    def test_the_labs_profile_lessons_read_their_lectures_benchmark(self):
+        # Labs 01, 05 and 08 grade the counter their lecture's model is about, on the benchmark
+        # whose `lecture` states it; each still totals 100, and its handout states the points.
+        for lab, counter, says in (("01_naive_matmul", "global_load_sector_use", "coalesc"),
+                                   ("05_reduction", "dram_bytes", "once"),
+                                   ("08_scan", "dram_bytes", "once")):
+            cfg = load_lab_config(LABS, lab)
+            (lesson,) = [e for e in cfg.lessons if e.profiled]
+            self.assertEqual(lesson.counter, counter)
+            (perf,) = [p for p in cfg.performance if p.benchmark == lesson.benchmark]
+            self.assertIsNotNone(perf.lecture)
+            if counter == "dram_bytes":   # the bound sits above the model, below a second pass
+                self.assertLess(perf.lecture["value"], lesson.max)
+                self.assertLess(lesson.max, 1.5 * perf.lecture["value"])
+            self.assertEqual(cfg.max_points, 100)
+            scoring_text = (LABS / lab / "README.md").read_text().split(
+                "## Scoring", 1)[1].split("\n## ", 1)[0]
+            self.assertIn("the lesson 5", scoring_text)
+            self.assertIn(says, scoring_text)
+
     def test_lab_02_grades_its_lesson_and_still_totals_100(self):
         cfg = load_lab_config(LABS, "02_register_tiling")
         self.assertEqual([(e.counter, e.max) for e in cfg.lessons], [("local_memory", 0)])
@@ -178,6 +208,26 @@ class ParseRejectedTest(unittest.TestCase):
         data = good()
         data["lesson"] = [with_lesson()["lesson"][0]] * 2
         self.assertRejected(data, "lesson names must be unique")
+        # A static counter takes no benchmark or minimum.
+        self.assertRejected(with_lesson(benchmark="matmul/v1_naive/4096"), "'benchmark' is for")
+        self.assertRejected(with_lesson(min=1), "'min' is for")
+
+    def test_bad_profile_lessons(self):
+        def with_lesson(**entry):
+            data = good()
+            data["lesson"] = [{k: v for k, v in dict(
+                {"name": "one pass", "counter": "dram_bytes", "points": 5,
+                 "benchmark": "matmul/v1_naive/4096", "max": 1.25e9}, **entry).items()
+                if v is not None}]
+            return data
+        self.assertRejected(with_lesson(benchmark=None), "missing 'benchmark'")
+        self.assertRejected(with_lesson(benchmark="matmul/v1_naive/1024"), "'benchmark' must name",
+                            "matmul/v1_naive/4096")
+        self.assertRejected(with_lesson(max=None), "needs 'min' or 'max'")
+        self.assertRejected(with_lesson(max=-1.0), "'max' must be a number >= 0")
+        self.assertRejected(with_lesson(max=float("nan")), "'max' must be a number >= 0")
+        self.assertRejected(with_lesson(min="50"), "'min' must be a number >= 0")
+        self.assertRejected(with_lesson(min=2e9), "'min' is above 'max'")
 
     def assertRejected(self, data, *words):
         with self.assertRaises(GraderError) as cm:
@@ -411,7 +461,7 @@ class LoadRealLabTest(unittest.TestCase):
         self.assertEqual(cfg.student_files, ("matmul.cu",))
         self.assertEqual(cfg.max_points, 100.0)
         self.assertEqual([(g.name, g.points) for g in cfg.groups],
-                         [("public", 30.0), ("hidden", 50.0)])
+                         [("public", 30.0), ("hidden", 45.0)])
         (perf,) = cfg.performance
         self.assertEqual((perf.target, perf.floor, perf.points, perf.bands, perf.metric),
                          (0.07, 0.015, 20.0, 4, "ratio"))

@@ -113,12 +113,27 @@ class SubmissionPage(unittest.TestCase):
 
     def test_roofline_points_and_the_reference(self):
         pts = self.h.roofline_points(html_samples.submission())
-        (m_label, m_ai, m_gf, m_base, m_ref), (r_label, r_ai, *_rest) = pts
+        (m_label, m_ai, m_gf, m_base, m_ref, m_measured), (r_label, r_ai, *_rest) = pts
+        self.assertIsNone(m_measured)   # not profiled
         self.assertEqual(m_label, "01_naive_matmul: v1 4096")
         self.assertAlmostEqual(m_ai, 3050.0 / 18.0)
         self.assertEqual((m_gf, m_base), (3050.0, 50000.0))
         self.assertAlmostEqual(m_ref, 50000.0 * 0.066)   # baseline x the solution's ratio
         self.assertAlmostEqual(r_ai, 0.25)
+
+    def test_a_profiled_call_is_placed_by_the_dram_bytes_it_moved(self):
+        r = html_samples.submission()
+        perf = r.labs[0].performance[0]
+        perf.counters["student_ms"] = ms = 45.0
+        flops = perf.counters["GFLOPS"] * 1e9 * ms * 1e-3
+        perf.counters.update(prof_status=1, prof_dram_read_bytes=flops / 40,
+                             prof_dram_write_bytes=flops / 40)
+        (_, ai, _, _, _, measured), *_ = self.h.roofline_points(r)
+        self.assertAlmostEqual(measured, 20.0)
+        self.assertNotAlmostEqual(ai, measured)
+        self.assertIn("<h3>Roofline</h3>", self.h.submission_page(r))   # drawn with both marks
+        perf.counters["prof_status"] = 2
+        self.assertIsNone(self.h.measured_intensity(perf))
 
     def test_no_ceilings_is_said_not_drawn(self):
         r = html_samples.submission(ceilings=False)

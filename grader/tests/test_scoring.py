@@ -266,3 +266,100 @@ class LessonGroupTest(unittest.TestCase):
         g = scoring.lesson_group(self.LESSON, [{"kernel": 3}, "junk"], True)
         self.assertEqual((g.points, g.tests), (0.0, []))
         self.assertIn("no kernel", g.note)
+
+
+class ProfileLessonGroupTest(unittest.TestCase):
+    """[[lesson]] entries of a profile counter: one test, from the counters the profile stage
+    measured on the benchmark's call; points withheld, and said, where the machine gives none."""
+
+    ONE_PASS = config.Lesson("one pass", "dram_bytes", 5.0, max=1.25e9,
+                             benchmark="reduce/v4/268435456")
+    COALESCED = config.Lesson("coalescing", "global_load_sector_use", 5.0, max=None,
+                              benchmark="matmul/v1/4096", min=50.0)
+
+    @staticmethod
+    def perf(status="measured", **counters):
+        p = PerfResult(max_points=20.0, status=status, benchmark="reduce/v4/268435456")
+        p.counters = counters
+        return p
+
+    def measured(self, **counters):
+        return self.perf(prof_status=1, prof_own_kernels=2, **counters)
+
+    def test_within_the_bound_earns_the_points(self):
+        g = scoring.profile_lesson_group(
+            self.ONE_PASS, self.measured(prof_dram_read_bytes=1.07e9, prof_dram_write_bytes=2e6),
+            correct=True)
+        self.assertEqual((g.name, g.points, g.max_points), ("lesson: one pass", 5.0, 5.0))
+        self.assertEqual([(t.name, t.status) for t in g.tests],
+                         [("Lesson.dram_bytes/reduce/v4/268435456", "passed")])
+        self.assertFalse(g.unmeasured)
+
+    def test_past_the_bound_fails_and_says_by_how_much(self):
+        # Read and written bytes add up: 1.2 + 0.1 GB is past 1.25.
+        g = scoring.profile_lesson_group(
+            self.ONE_PASS, self.measured(prof_dram_read_bytes=1.2e9, prof_dram_write_bytes=1e8),
+            correct=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("1.3 GB, at most 1.25 GB", g.tests[0].message)
+        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_pct=12.5),
+                                         correct=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("12%, at least 50%", g.tests[0].message)
+        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_pct=82.0),
+                                         correct=True)
+        self.assertEqual(g.points, 5.0)
+
+    def test_a_profiled_call_much_faster_than_the_timed_ones_is_not_the_work(self):
+        counters = dict(prof_dram_read_bytes=1.07e9, prof_dram_write_bytes=0.0, student_ms=0.3)
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_gpu_ms=0.1, **counters),
+                                         correct=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("is not the work that was timed", g.tests[0].message)
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_gpu_ms=0.4, **counters),
+                                         correct=True)
+        self.assertEqual(g.points, 5.0)
+
+    def test_nothing_unless_every_correctness_test_passed(self):
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_dram_read_bytes=1.0,
+                                                                      prof_dram_write_bytes=0.0),
+                                         correct=False)
+        self.assertEqual((g.points, g.tests, g.unmeasured), (0.0, [], False))
+        self.assertIn("every correctness test must pass first", g.note)
+
+    def test_a_machine_without_counters_withholds_the_points_and_says_why(self):
+        for counters, why in (({}, "no profiler"),
+                              ({"prof_status": 2}, "administrators only"),
+                              ({"prof_status": 5, "prof_own_kernels": 0}, "not even the grader's"),
+                              ({"prof_status": 3}, "not even the grader's")):
+            g = scoring.profile_lesson_group(self.ONE_PASS, self.perf(**counters), correct=True)
+            self.assertTrue(g.unmeasured, counters)
+            self.assertEqual((g.points, g.max_points, g.tests), (0.0, 5.0, []))
+            self.assertIn(why, g.note)
+            self.assertIn("withheld", g.note)
+
+    def test_kernels_the_profiler_could_not_measure_fail_the_lesson(self):
+        # The executor's own kernels were measured, so the machine can: the submission's were not.
+        for status, why in ((4, "did not finish"), (5, "failed"), (3, "no kernel")):
+            g = scoring.profile_lesson_group(self.ONE_PASS,
+                                             self.perf(prof_status=status, prof_own_kernels=1),
+                                             correct=True)
+            self.assertFalse(g.unmeasured)
+            self.assertEqual([t.status for t in g.tests], ["failed"])
+            self.assertIn(why, g.tests[0].message)
+
+    def test_a_benchmark_that_failed_or_was_implausible_fails_the_lesson(self):
+        failed = self.perf(status="failed", prof_status=1, prof_own_kernels=1)
+        failed.message = "a wrong output at the benchmark's size"
+        g = scoring.profile_lesson_group(self.ONE_PASS, failed, correct=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("a wrong output", g.tests[0].message)
+        odd = self.measured(prof_dram_read_bytes=1.0, prof_dram_write_bytes=0.0)
+        odd.implausible = True
+        self.assertEqual(scoring.profile_lesson_group(self.ONE_PASS, odd, True).points, 0.0)
+
+    def test_not_run_benchmarks_measure_nothing(self):
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.perf(status="not_run"), True)
+        self.assertEqual((g.points, g.tests, g.unmeasured), (0.0, [], True))
+        self.assertIn("did not run", g.note)
+        self.assertIn("did not run", scoring.profile_lesson_group(self.ONE_PASS, None, True).note)

@@ -40,6 +40,11 @@ struct WorkerOptions {
   // Nsight Compute's ncu (--labkit-profiler=PATH; "" = no profile): the bench judge replays one
   // timed call of each benchmark under it (Worker::profile).
   std::string profiler;
+  // The benchmarks profiled when `profiler` is set (--labkit-profile-only=NAME,...: those a
+  // lab's [[lesson]] entries grade, when the grading was not asked for every profile); empty:
+  // every benchmark of the run. A name matches itself and the names it is a prefix of, up to
+  // a '/'.
+  std::vector<std::string> profile_only;
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
   // Variants that run in a worker binary of their own (--labkit-worker-for=VARIANT=PATH): the
   // one linked with what a lab gives those variants only (add_cuda_lab's HELPER_VARIANTS, lab
@@ -179,6 +184,10 @@ struct Profile {
   ProfileStatus status = ProfileStatus::kToolFailed;
   std::string why;                  // when not kOk
   int kernels = 0;
+  // The executor's own kernels the profiler measured (its fills of the call's inputs, which run
+  // before any kernel of the student's): none means the profiler measured nothing on this
+  // machine, whatever the student's code did (grader: a lesson is then not graded).
+  int own_kernels = 0;
   double dram_read_bytes = 0, dram_write_bytes = 0;
   double ld_sectors = 0, ld_requests = 0;   // global loads: 32-byte sectors, and requests
   double st_sectors = 0, st_requests = 0;   // global stores
@@ -195,6 +204,9 @@ std::string profile_metrics();
 // Reads ncu's --csv --print-units base report (one row per kernel and metric); a status that is
 // not kOk when it holds no counters, with why.
 Profile parse_profile(const std::string& report);
+// Whether the bench judge profiles the benchmark `name`: a profiler is set and `profile_only` is
+// empty or holds `name` or a prefix of it ending where a '/' follows.
+bool profile_wanted(const WorkerOptions& options, const std::string& name);
 
 class Worker {
  public:
