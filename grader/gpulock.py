@@ -9,9 +9,12 @@ With LABS_GPU_LOCK_EXCLUSIVE=1 (grader/batch.py sets it) a grading holds the loc
 once, from its first test to its last benchmark (whole_grading): its own labs' tests still run
 side by side, no other grading's run on the GPU meanwhile, and the others build on the CPUs.
 
-The lock is per user: a file in a directory this user owns with mode 0700
-($XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that is set, a directory, owned by us and private;
-else /tmp/cuda-labs-<uid>/gpu.lock). A shared lock in /tmp could be created first, or held
+The lock is per user and per GPU: a file in a directory this user owns with mode 0700
+($XDG_RUNTIME_DIR/cuda-labs-gpu-<UUID>.lock when that is set, a directory, owned by us and
+private; else /tmp/cuda-labs-<uid>/gpu-<UUID>.lock), named after the UUID of the GPU the
+grading probed (use_gpu; the grader's CUDA_VISIBLE_DEVICES chooses it), so that one user's
+gradings on two GPUs of a host never wait for each other, and two on one GPU always take turns.
+Before a probe (or where it gave no UUID) the name has no UUID. A shared lock in /tmp could be created first, or held
 forever, by any other user, and so block or stall every grading on the machine. The price:
 graders of DIFFERENT users on one machine do not coordinate through it (their benchmarks may
 overlap); run one user's graders per GPU (grader/batch.py points them all at one lock with
@@ -34,6 +37,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import stat
 import threading
 from pathlib import Path
@@ -60,17 +64,31 @@ def _private_dir_ok(path: str, uid: int) -> bool:
             and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
+# The GPU this process grades on, by its UUID (use_gpu), or None before a probe.
+_GPU_UUID: str | None = None
+_UUID = re.compile(r"(GPU|MIG)-[0-9A-Za-z-]{8,80}")
+
+
+def use_gpu(uuid) -> None:
+    """Names the default lock after the GPU this process grades on (its UUID, from the GPU
+    probe: grader/grade.py); anything that is not a UUID names none."""
+    global _GPU_UUID
+    _GPU_UUID = uuid if isinstance(uuid, str) and _UUID.fullmatch(uuid) else None
+
+
 def default_lock_path() -> Path:
-    """LABS_GPU_LOCK, else $XDG_RUNTIME_DIR/cuda-labs-gpu.lock when that directory is ours and
-    private, else /tmp/cuda-labs-<uid>/gpu.lock (the directory made on first use)."""
+    """LABS_GPU_LOCK, else $XDG_RUNTIME_DIR/cuda-labs-gpu-<UUID>.lock when that directory is
+    ours and private, else /tmp/cuda-labs-<uid>/gpu-<UUID>.lock (the directory made on first
+    use); without a GPU named by use_gpu, the same names without '-<UUID>'."""
     override = os.environ.get("LABS_GPU_LOCK")
     if override:
         return Path(override)
     uid = os.getuid()
+    suffix = f"-{_GPU_UUID}" if _GPU_UUID else ""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime) and _private_dir_ok(runtime, uid):
-        return Path(runtime) / LOCK_NAME
-    return Path(f"/tmp/cuda-labs-{uid}") / "gpu.lock"
+        return Path(runtime) / LOCK_NAME.replace(".lock", f"{suffix}.lock")
+    return Path(f"/tmp/cuda-labs-{uid}") / f"gpu{suffix}.lock"
 
 
 # The path gpu_lock() uses when none is given: None means default_lock_path(), read at each

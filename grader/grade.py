@@ -285,6 +285,9 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
         return
     with timed(result.stages, "GPU probe"):
         gpu = probe_gpu(paths.gpu_info)
+    # The GPU lock and the memory lock of the GPU probed (its UUID): gradings on other GPUs of
+    # the host do not wait for this one's benchmarks.
+    gpulock.use_gpu(gpu.get("uuid"))
     result.gpu = gpu
     if not gpu.get("available"):
         for cfg, lab, _ in built:

@@ -88,6 +88,8 @@ PROFILE_NONE = {
     3: "the profiler measured no kernel of the call (no counters on this machine?)",
     4: "the profiler did not finish in time",
     5: "the profiler failed (the bench judge's output says why)",
+    6: ("the profiled call's output was wrong, checked like a timed call's: the call the "
+        "profiler saw is not the work that was timed"),
 }
 # A gap worth a sentence: DRAM bytes this many times the model's, or less than its inverse.
 PROFILE_TRAFFIC_GAP = 1.5

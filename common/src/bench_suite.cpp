@@ -379,7 +379,40 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   profile.status = ProfileStatus::kNotAsked;
   double profile_s = 0;
   if (!smoke && profile_wanted(worker_options(), spec.name)) {
-    profile = clock(profile_s, [&] { return w.profile(call, 120); });
+    // Its inputs are drawn from a seed of its own, as a timed call's are (the replayed
+    // executor draws a generated input from source_seed(seed, 0): given that seed, it draws what
+    // buffer_seed gives the judge and its baseline), so that its output is checked like theirs.
+    const uint64_t profile_seed = mix_seed(base_seed, 0x50524F46);
+    OpCall profiled = call;
+    bool checkable = true;
+    for (size_t b = 0; b < profiled.buffers.size(); ++b) {
+      BufferSpec& s = profiled.buffers[b];
+      if (s.role != protocol::Role::kInput || s.source == protocol::Source::kArena) continue;
+      s.seed = protocol::buffer_seed(profile_seed, static_cast<uint32_t>(b)) ^
+               protocol::source_seed(0, 0);
+      checkable = checkable && plane(s) == 0;  // the executor draws conv inputs unshifted
+    }
+    profile = clock(profile_s, [&] { return w.profile(profiled, 120); });
+    if (profile.status == ProfileStatus::kOk && checkable) {
+      const std::string wrong = clock(verify_s, [&] {
+        baseline->prepare(profile_seed, stream);
+        std::vector<DeviceBuffer<char>> on_device(profile.outputs.size());
+        for (size_t b = 0; b < profile.outputs.size(); ++b) {
+          if (profile.outputs[b].empty()) continue;
+          on_device[b] = DeviceBuffer<char>(profile.outputs[b].size());
+          CUDA_CHECK(cudaMemcpy(on_device[b].get(), profile.outputs[b].data(),
+                                profile.outputs[b].size(), cudaMemcpyHostToDevice));
+        }
+        if (baseline->right_on_device(pointers(on_device), stream)) return std::string();
+        return baseline->verify(profile.outputs, stream);
+      });
+      if (!wrong.empty()) {
+        profile.status = ProfileStatus::kWrongOutput;
+        profile.why = "the profiled call's output is wrong (the call the profiler saw is not the "
+                      "work that was timed): " + wrong;
+      }
+    }
+    profile.outputs.clear();
     if (profile.status != ProfileStatus::kOk) {
       std::fprintf(stderr, "%s: no profile: %s\n", spec.name.c_str(), profile.why.c_str());
     }

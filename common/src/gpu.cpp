@@ -38,6 +38,17 @@ GpuStatus probe() {
   }
   s.available = true;
   s.name = prop.name;
+  {
+    static const char* const hex = "0123456789abcdef";
+    std::string u = "GPU-";
+    for (int i = 0; i < 16; ++i) {
+      const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+      u += hex[b >> 4];
+      u += hex[b & 15];
+      if (i == 3 || i == 5 || i == 7 || i == 9) u += '-';
+    }
+    s.uuid = u;
+  }
   s.major = prop.major;
   s.minor = prop.minor;
   s.sm_count = prop.multiProcessorCount;
@@ -84,7 +95,8 @@ std::string gpu_status_json() {
   const GpuStatus& s = gpu_status();
   std::ostringstream os;
   os << "{\"available\": " << (s.available ? "true" : "false") << ", \"reason\": \""
-     << json_escape(s.reason) << "\", \"name\": \"" << json_escape(s.name)
+     << json_escape(s.reason) << "\", \"name\": \"" << json_escape(s.name) << "\", \"uuid\": \""
+     << json_escape(s.uuid)
      << "\", \"compute_capability\": \"" << s.major << "." << s.minor
      << "\", \"sm_count\": " << s.sm_count << ", \"l2_bytes\": " << s.l2_bytes
      << ", \"global_mem_bytes\": " << s.global_mem_bytes << ", \"device_count\": "

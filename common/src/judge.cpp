@@ -413,7 +413,7 @@ struct Worker::Impl {
   Replay replay(const OpCall& call, uint32_t flags, bool needs_saved_plan,
                 const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
                 double limit_ms, const std::vector<std::string>& executor_args = {},
-                bool tool_home = false);
+                bool tool_home = false, bool outputs = false);
 
   explicit Impl(WorkerOptions o) : options(std::move(o)) {
     become_subreaper();
@@ -933,12 +933,17 @@ struct Worker::Impl::Replay {
   bool saved_plan = false;  // the graded call's plan was replayed
   std::string report;       // the tool's report file
   std::string app;          // what the replayed process printed (at most 1 MiB)
+  // With `outputs`: the replayed call's output buffers ([buffer]; empty for the others), and
+  // whether the replayed process wrote all of them.
+  std::vector<Bytes> outputs;
+  bool outputs_complete = false;
 };
 
 Worker::Impl::Replay Worker::Impl::replay(
     const OpCall& call, uint32_t flags, bool needs_saved_plan,
     const std::function<std::vector<std::string>(const std::string&)>& tool_argv,
-    double limit_ms, const std::vector<std::string>& executor_args, bool tool_home) {
+    double limit_ms, const std::vector<std::string>& executor_args, bool tool_home,
+    bool outputs) {
   Replay out;
   char tmpl[] = "/tmp/labkit-replay-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return out;
@@ -1027,6 +1032,16 @@ Worker::Impl::Replay Worker::Impl::replay(
     if (drop && ::fchown(fd, kNobody, kNogroup) != 0) {}
     ::close(fd);
   }
+  const fs::path outputs_file = dir / "request.outputs";  // the worker's replay() writes it
+  if (outputs) {
+    const int fd = ::open(outputs_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      ::close(log);
+      return out;
+    }
+    if (drop && ::fchown(fd, kNobody, kNogroup) != 0) {}
+    ::close(fd);
+  }
   std::vector<std::string> argv = tool_argv(report.string());
   argv.insert(argv.end(), {(dir / "worker").string(), "--replay", (dir / "request").string()});
   if (is_planned) {
@@ -1078,6 +1093,20 @@ Worker::Impl::Replay Worker::Impl::replay(
       std::stringstream ss;
       ss << in.rdbuf();
       out.report = ss.str();
+      if (outputs) {
+        std::ifstream got(outputs_file, std::ios::binary);
+        out.outputs.resize(req.n_buffers);
+        out.outputs_complete = static_cast<bool>(got);
+        for (uint32_t b = 0; b < req.n_buffers && out.outputs_complete; ++b) {
+          const p::BufferDesc& d = req.buffers[b];
+          if (d.role != static_cast<uint32_t>(p::Role::kOutput)) continue;
+          out.outputs[b].resize(p::buffer_bytes(d));
+          got.read(reinterpret_cast<char*>(out.outputs[b].data()),
+                   static_cast<std::streamsize>(out.outputs[b].size()));
+          out.outputs_complete = got.gcount() == static_cast<std::streamsize>(out.outputs[b].size());
+        }
+        if (out.outputs_complete) out.outputs_complete = got.peek() == EOF;  // nothing more
+      }
     }
   }
   ::close(log);
@@ -1320,7 +1349,7 @@ Profile Worker::profile(const OpCall& call, double max_s) {
                                         "--target-processes", "application-only",
                                         "--metrics", profile_metrics(), "--log-file", report};
       },
-      limit_ms, {"--profile"}, true);
+      limit_ms, {"--profile"}, true, true);
   if (!r.started) {
     out.status = ProfileStatus::kToolFailed;
     out.why = "the profiler could not be started";
@@ -1335,6 +1364,11 @@ Profile Worker::profile(const OpCall& call, double max_s) {
         !(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0)) {
       out.status = ProfileStatus::kToolFailed;
       out.why = "the profiled replay " + describe_wait(r.status);
+    } else if (out.status == ProfileStatus::kOk && !r.outputs_complete) {
+      out.status = ProfileStatus::kToolFailed;
+      out.why = "the profiled call returned no output";
+    } else if (out.status == ProfileStatus::kOk) {
+      out.outputs = r.outputs;
     }
   }
   // Where the replayed executor's sandbox stopped it (the tool's code runs inside it): said,

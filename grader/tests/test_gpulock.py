@@ -37,6 +37,28 @@ class GpuLockTest(unittest.TestCase):
         os.environ["LABS_GPU_LOCK"] = str(self.tmp / "x.lock")
         self.assertEqual(gpulock.default_lock_path(), self.tmp / "x.lock")
 
+    def test_default_is_per_gpu_once_the_probe_named_it(self):
+        self.addCleanup(gpulock.use_gpu, None)
+        uid = os.getuid()
+        gpulock.use_gpu("GPU-451607bd-f6e8-69f7-4b69-d39bbe37fccb")
+        self.assertEqual(gpulock.default_lock_path(), Path(f"/tmp/cuda-labs-{uid}") /
+                         "gpu-GPU-451607bd-f6e8-69f7-4b69-d39bbe37fccb.lock")
+        os.environ["XDG_RUNTIME_DIR"] = str(self.tmp)
+        self.assertEqual(gpulock.default_lock_path(),
+                         self.tmp / "cuda-labs-gpu-GPU-451607bd-f6e8-69f7-4b69-d39bbe37fccb.lock")
+        self.assertEqual(gpulock.memory_lock_path().name,
+                         "cuda-labs-gpu-GPU-451607bd-f6e8-69f7-4b69-d39bbe37fccb.lock.memory")
+        gpulock.use_gpu("MIG-2c3e9f1a-0000-1111-2222-333344445555")
+        self.assertIn("MIG-2c3e9f1a", gpulock.default_lock_path().name)
+        # Not a UUID (a path, an empty probe): no GPU in the name.
+        for bad in ("GPU-../../etc/x", "", None, 3, "gpu-0"):
+            gpulock.use_gpu(bad)
+            self.assertEqual(gpulock.default_lock_path(), self.tmp / gpulock.LOCK_NAME)
+        # LABS_GPU_LOCK (the batch's lock per GPU) still names the file.
+        gpulock.use_gpu("GPU-451607bd-f6e8-69f7-4b69-d39bbe37fccb")
+        os.environ["LABS_GPU_LOCK"] = str(self.tmp / "x.lock")
+        self.assertEqual(gpulock.default_lock_path(), self.tmp / "x.lock")
+
     def test_directory_made_private_and_lock_taken(self):
         path = self.tmp / "sub" / "gpu.lock"
         with gpulock.gpu_lock(path=path):

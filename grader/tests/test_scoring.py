@@ -340,7 +340,8 @@ class ProfileLessonGroupTest(unittest.TestCase):
 
     def test_kernels_the_profiler_could_not_measure_fail_the_lesson(self):
         # The executor's own kernels were measured, so the machine can: the submission's were not.
-        for status, why in ((4, "did not finish"), (5, "failed"), (3, "no kernel")):
+        for status, why in ((4, "did not finish"), (5, "failed"), (3, "no kernel"),
+                            (6, "output was wrong")):
             g = scoring.profile_lesson_group(self.ONE_PASS,
                                              self.perf(prof_status=status, prof_own_kernels=1),
                                              correct=True)

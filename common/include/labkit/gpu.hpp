@@ -10,6 +10,7 @@ struct GpuStatus {
   bool available = false;
   std::string reason;       // why not, when unavailable
   std::string name;         // device 0
+  std::string uuid;         // device 0's UUID, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
   int major = 0, minor = 0;
   int sm_count = 0;
   size_t l2_bytes = 0;

@@ -179,6 +179,7 @@ enum class ProfileStatus : int {
   kNoKernels = 3,     // the tool ran but profiled no kernel (no counters on this machine?)
   kTimedOut = 4,
   kToolFailed = 5,
+  kWrongOutput = 6,   // the profiled call's output is wrong (the bench judge checks it)
 };
 struct Profile {
   ProfileStatus status = ProfileStatus::kToolFailed;
@@ -198,6 +199,9 @@ struct Profile {
   double gpu_ns = 0;                        // the kernels' time under the profiler
   double occupancy_pct = 0;                 // achieved occupancy, % of the SM's peak warps
   double registers = 0;                     // the most registers per thread of any kernel
+  // The profiled call's output buffers ([buffer]; empty for the others), as the replayed
+  // executor left them: the bench judge checks them like a timed call's (kOk only).
+  std::vector<Bytes> outputs;
 };
 // The ncu metrics Worker::profile asks for, comma-separated.
 std::string profile_metrics();
