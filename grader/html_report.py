@@ -26,8 +26,8 @@ from grader.errors import EXIT_USAGE, GraderError
 from grader.report_text import (FAILED_LAB, PERF_PROBLEMS, STATUS_TEXT, clean_text, clip, finite,
                                 flagged_text, is_hidden_group, kernel_counts, kernel_name,
                                 kernel_note, lab_kernels, lab_message, num, perf_name,
-                                perf_summary, points_text, profile_lines, uses_local_memory,
-                                withheld)
+                                model_bytes, perf_summary, points_text, profile_lines,
+                                uses_local_memory, withheld)
 from grader.results import GradeResult, LabResult, TestResult
 
 MAX_MAPS = 40             # where-map pictures per page; later failures show their message only
@@ -644,6 +644,82 @@ def failing_hidden_tests(results: list) -> list:
     return rows
 
 
+def _dram_over_model(p) -> float | None:
+    c = p.counters or {}
+    model = model_bytes(p)
+    read, written = c.get("prof_dram_read_bytes"), c.get("prof_dram_write_bytes")
+    if not model or not finite(read) or not finite(written):
+        return None
+    return (read + written) / model
+
+
+# The profile stage's counters the class page spreads out per performance entry: (label, how
+# one entry's value is read, its format).
+CLASS_COUNTERS = (
+    ("DRAM bytes / the model's", _dram_over_model, "{:.2f}x"),
+    ("global-load sector use", lambda p: (p.counters or {}).get("prof_ld_sector_use_pct"),
+     "{:.0f}%"),
+    ("shared bank conflicts", lambda p: (p.counters or {}).get("prof_shared_bank_conflicts"),
+     "{:,.0f}"),
+    ("achieved occupancy", lambda p: (p.counters or {}).get("prof_occupancy_pct"), "{:.0f}%"),
+    ("registers (most of any kernel)", lambda p: (p.counters or {}).get("prof_registers"),
+     "{:.0f}"),
+)
+
+
+def counters_table(results: list) -> list:
+    """The class page's profile section: per performance entry that was profiled in some
+    submission, each counter's median, range and count; per lesson group, how many passed,
+    failed, were not measured or not checked."""
+    entries = {}
+    for r in results:
+        for lab in r.labs:
+            for p in lab.performance:
+                if (p.counters or {}).get("prof_status") == 1:
+                    entries.setdefault((lab.lab, perf_name(lab, p)), []).append(p)
+    lessons = {}
+    for r in results:
+        for lab in r.labs:
+            for g in lab.groups:
+                if not g.name.startswith("lesson: "):
+                    continue
+                row = lessons.setdefault((lab.lab, g.name), [0, 0, 0, 0])
+                if g.tests:
+                    row[0 if g.passed_count == len(g.tests) else 1] += 1
+                else:
+                    row[2 if g.unmeasured else 3] += 1
+    if not entries and not lessons:
+        return ["<p class=\"note\">No benchmark was profiled and no lab grades a lesson in "
+                "these results (grade --profile profiles every benchmark).</p>"]
+    out = []
+    if entries:
+        table = ["<table><tr><th>lab</th><th>entry</th><th>counter</th>"
+                 "<th class=\"num\">median</th><th class=\"num\">min</th>"
+                 "<th class=\"num\">max</th><th class=\"num\">profiled</th></tr>"]
+        for (lab_name, entry), perfs in sorted(entries.items()):
+            for label, read, fmt in CLASS_COUNTERS:
+                values = [float(v) for v in (read(p) for p in perfs) if finite(v)]
+                if not values:
+                    continue
+                cells = "".join(f"<td class=\"num\">{esc(fmt.format(v))}</td>" for v in
+                                (statistics.median(values), min(values), max(values)))
+                table.append(f"<tr><td>{esc(lab_name)}</td><td>{esc(entry)}</td>"
+                             f"<td>{esc(label)}</td>{cells}<td class=\"num\">{len(values)}"
+                             f"</td></tr>")
+        out += table + ["</table>"]
+    if lessons:
+        table = ["<table><tr><th>lab</th><th>lesson</th><th class=\"num\">passed</th>"
+                 "<th class=\"num\">failed</th><th class=\"num\">not measured</th>"
+                 "<th class=\"num\">not checked</th></tr>"]
+        for (lab_name, group), counts in sorted(lessons.items()):
+            table.append(f"<tr><td>{esc(lab_name)}</td><td>{esc(group)}</td>"
+                         + "".join(f"<td class=\"num\">{n}</td>" for n in counts) + "</tr>")
+        out += table + ["</table>", "<p class=\"note\">Not measured: the machine gave no "
+                        "counters, or the benchmarks did not run (the points are withheld); "
+                        "not checked: a correctness test failed first.</p>"]
+    return out
+
+
 def class_page(named: list, title: str = "Class report") -> str:
     """A batch's page: `named` is [(name, GradeResult)]."""
     require_matplotlib()
@@ -727,6 +803,8 @@ def class_page(named: list, title: str = "Class report") -> str:
                     f"; at or above the target: {sum(p.metric >= target for p in measured)}"
                     + (f"; {skipped} not measured (correctness first, failed or not run)"
                        if skipped else "") + "</p>")
+    body.append("<h2>Counters and lessons (the profile stage)</h2>")
+    body += counters_table(results)
     body.append("<h2>Submissions</h2>")
     table = ["<table><tr><th>submission</th><th>status</th><th class=\"num\">points</th></tr>"]
     for name, r in named:

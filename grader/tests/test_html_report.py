@@ -214,6 +214,30 @@ class ClassPage(unittest.TestCase):
         self.assertNotIn("<img src=x", self.page)
         self.assertNotIn("MatmulPublic", self.page)   # public tests are not in the table
 
+    def test_counters_and_lessons_across_the_class(self):
+        from grader.results import GroupResult, TestResult as T
+        named = html_samples.batch(4)
+        for i, (_, r) in enumerate(named):
+            perf = r.labs[0].performance[0]
+            perf.counters.update(prof_status=1, prof_ld_sector_use_pct=[82.0, 12.0, 80.0, 90.0][i],
+                                 prof_occupancy_pct=50.0)
+            lesson = GroupResult("lesson: coalescing", "global_load_sector_use", 5.0)
+            if i == 3:
+                lesson.unmeasured = True
+            else:
+                lesson.tests = [T("Lesson.global_load_sector_use/x", "failed" if i == 1 else "passed")]
+            r.labs[0].groups.append(lesson)
+        named[3][1].labs[0].performance[0].counters["prof_status"] = 2   # not profiled
+        rows = "".join(self.h.counters_table([r for _, r in named]))
+        self.assertIn("<td>global-load sector use</td><td class=\"num\">80%</td>"
+                      "<td class=\"num\">12%</td><td class=\"num\">82%</td>"
+                      "<td class=\"num\">3</td>", rows)
+        self.assertIn("<td>lesson: coalescing</td><td class=\"num\">2</td><td class=\"num\">1"
+                      "</td><td class=\"num\">1</td><td class=\"num\">0</td>", rows)
+        self.assertIn("Counters and lessons", self.h.class_page(named))
+        self.assertIn("No benchmark was profiled",
+                      "".join(self.h.counters_table([r for _, r in html_samples.batch(2)])))
+
     def test_not_graded_labs_are_left_out_and_counted(self):
         # Two of five not graded (no GPU): their 0 is not a score; one did not build: it is.
         named = html_samples.batch(5)
