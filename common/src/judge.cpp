@@ -1034,8 +1034,17 @@ Worker::Impl::Replay Worker::Impl::replay(
   }
   const fs::path outputs_file = dir / "request.outputs";  // the worker's replay() writes it
   if (outputs) {
-    const int fd = ::open(outputs_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
+    // Sized here (the judge has no file-size limit): the outputs, then 8 bytes for the mark the
+    // replay writes last (protocol::kOutputsDone).
+    uint64_t total = 8;
+    for (uint32_t b = 0; b < req.n_buffers; ++b) {
+      if (req.buffers[b].role == static_cast<uint32_t>(p::Role::kOutput)) {
+        total += p::buffer_bytes(req.buffers[b]);
+      }
+    }
+    const int fd = ::open(outputs_file.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(total)) != 0) {
+      if (fd >= 0) ::close(fd);
       ::close(log);
       return out;
     }
@@ -1105,7 +1114,12 @@ Worker::Impl::Replay Worker::Impl::replay(
                    static_cast<std::streamsize>(out.outputs[b].size()));
           out.outputs_complete = got.gcount() == static_cast<std::streamsize>(out.outputs[b].size());
         }
-        if (out.outputs_complete) out.outputs_complete = got.peek() == EOF;  // nothing more
+        uint64_t done = 0;
+        if (out.outputs_complete) {
+          got.read(reinterpret_cast<char*>(&done), sizeof(done));
+          out.outputs_complete = got.gcount() == sizeof(done) && done == p::kOutputsDone &&
+                                 got.peek() == EOF;  // the mark, and nothing more
+        }
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -570,25 +571,38 @@ int replay(const char* path, const std::vector<Variant>& variants) {
   const p::Reply reply = runner.handle(req);
   if (g_profile_replay && reply.status == 0) {
     // The profiled call's outputs, for the judge to check like a timed call's: into the file
-    // it made for them beside the request (never created here), each output buffer's bytes in
-    // buffer order.
+    // it made and sized for them beside the request (never created here), each output buffer's
+    // bytes in buffer order, then p::kOutputsDone. Through a mapping: a write() past the
+    // spawned processes' 16 MiB file-size limit would fail, a store into a mapped page does not.
     const std::string outputs = std::string(path) + ".outputs";
-    const int fd = ::open(outputs.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOFOLLOW);
-    if (fd >= 0) {
-      for (uint32_t b = 0; b < req.n_buffers; ++b) {
-        const p::BufferDesc& d = req.buffers[b];
-        if (d.role != static_cast<uint32_t>(p::Role::kOutput)) continue;
-        const uint64_t bytes = p::buffer_bytes(d);
-        if (d.out_offset + bytes > arena.size()) break;
-        const char* from = arena.at(d.out_offset);
-        for (uint64_t done = 0; done < bytes;) {
-          const ssize_t n = ::write(fd, from + done, bytes - done);
-          if (n <= 0) break;
-          done += static_cast<uint64_t>(n);
-        }
-      }
-      ::close(fd);
+    const int fd = ::open(outputs.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    uint64_t total = 0;
+    for (uint32_t b = 0; b < req.n_buffers; ++b) {
+      const p::BufferDesc& d = req.buffers[b];
+      if (d.role == static_cast<uint32_t>(p::Role::kOutput)) total += p::buffer_bytes(d);
     }
+    struct stat st {};
+    if (fd >= 0 && ::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) == total + 8) {
+      void* map = ::mmap(nullptr, total + 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (map != MAP_FAILED) {
+        char* to = static_cast<char*>(map);
+        bool whole = true;
+        for (uint32_t b = 0; b < req.n_buffers; ++b) {
+          const p::BufferDesc& d = req.buffers[b];
+          if (d.role != static_cast<uint32_t>(p::Role::kOutput)) continue;
+          const uint64_t bytes = p::buffer_bytes(d);
+          if (d.out_offset + bytes > arena.size()) {
+            whole = false;
+            break;
+          }
+          std::memcpy(to, arena.at(d.out_offset), bytes);
+          to += bytes;
+        }
+        if (whole) std::memcpy(to, &p::kOutputsDone, 8);
+        ::munmap(map, total + 8);
+      }
+    }
+    if (fd >= 0) ::close(fd);
   }
   std::printf("labkit-replay: status=%s call=%u %s\n", status_name(reply.status), reply.failed_call,
               reply.message);

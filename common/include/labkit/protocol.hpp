@@ -191,6 +191,10 @@ inline bool is_output(uint32_t role) {
          role == static_cast<uint32_t>(Role::kInOut);
 }
 
+// The last 8 bytes of a profile replay's outputs file (common/src/worker.cpp, replay): the
+// outputs before it were all written.
+inline constexpr uint64_t kOutputsDone = 0x454E4F4453545550ull;  // "PUTSDONE"
+
 // The generator seed of buffer `b` for a benchmark call drawn from `seed`: the judge draws the
 // call's inputs into the worker's buffers (bench_suite.cpp) and its baseline's with it.
 inline uint64_t buffer_seed(uint64_t seed, uint32_t b) {
