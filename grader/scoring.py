@@ -74,7 +74,7 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
 # student's run (prof_own_kernels 0).
 PROFILE_OK, PROFILE_NO_PERMISSION = 1, 2
 # The profiled call's kernels must take at least this share of the timed calls' median (the
-# eight solutions: 0.92x to 1.17x on an H200, ncu flushing caches before the kernels): a call
+# eight solutions: 0.88x to 1.32x on an H200, ncu flushing caches before the kernels): a call
 # that does less work when profiled than when timed does not.
 PROFILED_TIME_FLOOR = 0.5
 
