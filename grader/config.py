@@ -38,11 +38,12 @@ LESSON_COUNTERS = ("local_memory",)
 # `benchmark` replayed under ncu, summed over the call's kernels; docs/grading.md), and the
 # results' counters each is made of. dram_bytes: bytes read and written in DRAM; the sector
 # uses: of the bytes global loads (stores) moved in 32-byte sectors, the percentage the warps
-# asked for (100: coalesced).
+# asked for (100: coalesced), in the worst kernel of those that move at least 32 MiB each (a
+# coalesced kernel added to the call cannot raise it).
 PROFILE_LESSON_COUNTERS = {
     "dram_bytes": ("prof_dram_read_bytes", "prof_dram_write_bytes"),
-    "global_load_sector_use": ("prof_ld_sector_use_pct",),
-    "global_store_sector_use": ("prof_st_sector_use_pct",),
+    "global_load_sector_use": ("prof_ld_sector_use_worst_pct",),
+    "global_store_sector_use": ("prof_st_sector_use_worst_pct",),
 }
 
 

@@ -464,6 +464,8 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
     c["prof_st_requests"] = profile.st_requests;
     c["prof_ld_sector_use_pct"] = profile.ld_sector_use_pct;
     c["prof_st_sector_use_pct"] = profile.st_sector_use_pct;
+    c["prof_ld_sector_use_worst_pct"] = profile.ld_sector_use_worst_pct;
+    c["prof_st_sector_use_worst_pct"] = profile.st_sector_use_worst_pct;
     c["prof_shared_bank_conflicts"] = profile.shared_bank_conflicts;
     c["prof_gpu_ms"] = profile.gpu_ns / 1e6;
     c["prof_occupancy_pct"] = profile.occupancy_pct;

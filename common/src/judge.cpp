@@ -1304,6 +1304,7 @@ Profile parse_profile(const std::string& report) {
     return out;
   }
   double weighted = 0, timed = 0, ld_use = 0, st_use = 0;
+  double ld_worst = -1, st_worst = -1;  // -1: no kernel large enough
   for (const auto& [id, m] : kernels) {
     auto get = [&m = m](const char* name) {
       const auto it = m.find(name);
@@ -1324,10 +1325,18 @@ Profile parse_profile(const std::string& report) {
     out.registers = std::max(out.registers, get(kRegisters));
     ld_use += get(kLdUse) * get(kLdSectors);
     st_use += get(kStUse) * get(kStSectors);
+    if (get(kLdSectors) >= kSectorUseFloorSectors) {
+      ld_worst = ld_worst < 0 ? get(kLdUse) : std::min(ld_worst, get(kLdUse));
+    }
+    if (get(kStSectors) >= kSectorUseFloorSectors) {
+      st_worst = st_worst < 0 ? get(kStUse) : std::min(st_worst, get(kStUse));
+    }
   }
   out.occupancy_pct = timed > 0 ? weighted / timed : 0;
   out.ld_sector_use_pct = out.ld_sectors > 0 ? ld_use / out.ld_sectors : 0;
   out.st_sector_use_pct = out.st_sectors > 0 ? st_use / out.st_sectors : 0;
+  out.ld_sector_use_worst_pct = ld_worst < 0 ? out.ld_sector_use_pct : ld_worst;
+  out.st_sector_use_worst_pct = st_worst < 0 ? out.st_sector_use_pct : st_worst;
   out.status = ProfileStatus::kOk;
   return out;
 }

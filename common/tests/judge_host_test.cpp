@@ -661,6 +661,34 @@ TEST(JudgeHost, ProfileReadsOnlyNcusOwnPermissionLineAndCountsTheExecutorsKernel
   EXPECT_EQ(labkit::parse_profile("==ERROR== ERR_NVGPUCTRPERM - no permission\n").own_kernels, 0);
 }
 
+// A coalesced kernel added to the call raises the sectors-weighted share, never the worst: the
+// lesson reads the worst kernel of those that move at least 32 MiB.
+TEST(JudgeHost, ProfileWorstSectorUseIsTheLeastOfTheLargeKernels) {
+  const std::string head =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  auto row = [](int id, const std::string& kernel, const std::string& metric, double value) {
+    return "\"" + std::to_string(id) + "\",\"1\",\"worker\",\"h\",\"" + kernel +
+           "\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"s\",\"" + metric +
+           "\",\"x\",\"" + std::to_string(value) + "\"\n";
+  };
+  const char* sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+  const char* use = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
+  std::string report = head;
+  report += row(0, "matmul_rows(float *)", sectors, 7e10) + row(0, "matmul_rows(float *)", use, 12.5);
+  report += row(1, "pad(float *)", sectors, 9e10) + row(1, "pad(float *)", use, 100);
+  report += row(2, "tiny(float *)", sectors, 1000) + row(2, "tiny(float *)", use, 3);
+  const labkit::Profile p = labkit::parse_profile(report);
+  ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;
+  EXPECT_GT(p.ld_sector_use_pct, 50.0);             // the weighted share: padded past 50%
+  EXPECT_DOUBLE_EQ(p.ld_sector_use_worst_pct, 12.5);  // the tiny kernel's 3% does not count
+  // No kernel large enough: the call's share.
+  const labkit::Profile small = labkit::parse_profile(head + row(0, "k(float *)", sectors, 1000) +
+                                                      row(0, "k(float *)", use, 40));
+  EXPECT_DOUBLE_EQ(small.ld_sector_use_worst_pct, 40.0);
+}
+
 TEST(JudgeHost, ProfileOnlyTheNamedBenchmarks) {
   labkit::WorkerOptions options;
   EXPECT_FALSE(labkit::profile_wanted(options, "scan/v3/i32/268435456"));

@@ -691,6 +691,29 @@ def _differs_from_kept(path: Path, data: bytes) -> str | None:
     return None
 
 
+def _harness_namespace_violations(sass: str) -> list:
+    """Device functions in a namespace of the grading harness (labkit::, testing::,
+    benchmark::), local ones included (a static or anonymous-namespace template kernel has no
+    global symbol for the object rule to see): the profile stage reads the executor's own
+    kernels by that name (labkit::) and leaves them out of the call's counters, so a kernel
+    named so would do its work unseen. Every lab."""
+    from grader.policy.rules import HARNESS_NAMESPACES
+    seen, out = set(), []
+    for line in sass.splitlines():
+        m = _SASS_FUNCTION.match(line)
+        if not m or m.group(1) in seen:
+            continue
+        seen.add(m.group(1))
+        outer = demangle.outer_name(m.group(1))
+        if outer in HARNESS_NAMESPACES:
+            shown = short(demangle.names([m.group(1)]).get(m.group(1), m.group(1)), 100)
+            out.append(Violation("device", f"{shown} (namespace {outer}::)",
+                                 f"defines the device function {shown} in namespace {outer}::, "
+                                 f"which belongs to the grading harness: only your own code "
+                                 f"may be defined in your file, in a namespace of your own"))
+    return out
+
+
 def check_device_code(path: Path, families) -> list:
     """The device rule's violations in the object at `path` (families: the lab's
     forbid_device_instructions)."""
@@ -725,6 +748,7 @@ def _inspect(path: Path, families) -> tuple:
     sass = _read_sass(path)
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
     found += _indirect_call_violations(sass)
+    found += _harness_namespace_violations(sass)
     if sass:
         try:
             cubins = _read_cubins(path)

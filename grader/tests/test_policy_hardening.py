@@ -731,6 +731,34 @@ class IndirectCallTest(unittest.TestCase):
                 self.SASS.replace("CALL.REL.NOINC R2 0x0", "CALL.REL.NOINC 0x400")), [])
 
 
+class HarnessNamespaceDeviceTest(unittest.TestCase):
+    """A device function in a namespace of the grading harness is refused, local ones included:
+    the profile stage leaves the executor's labkit:: kernels out of a call's counters, and a
+    static template kernel in namespace labkit (a local symbol the object rule skips) hid a
+    reduce-then-scan's passes from lab 08's lesson (red team round 26)."""
+
+    SASS = ("\t\tFunction : _ZN6labkitL10tile_sumsIjEEvPKT_mPS1_\n"
+            "        /*0030*/                   LDG.E R2, desc[UR36][R2.64] ;\n"
+            "\t\tFunction : _ZN6labkit12_GLOBAL__N_14stepEPf\n"
+            "        /*0030*/                   EXIT ;\n"
+            "\t\tFunction : _ZN7testing1kEPf\n"
+            "        /*0030*/                   EXIT ;\n"
+            "\t\tFunction : _ZN4mine12labkit_likeEPf\n"
+            "        /*0030*/                   EXIT ;\n"
+            "\t\tFunction : _Z6kernelPf\n"
+            "        /*0030*/                   EXIT ;\n")
+
+    def test_every_function_in_a_harness_namespace(self):
+        found = device._harness_namespace_violations(self.SASS)
+        self.assertEqual(len(found), 3)
+        self.assertTrue(all(v.rule == "device" for v in found))
+        self.assertIn("namespace labkit::", found[0].message)
+        self.assertIn("tile_sums", found[0].message)
+        self.assertIn("namespace testing::", found[2].symbol)
+        self.assertEqual(device._harness_namespace_violations(
+            "\t\tFunction : _Z6kernelPf\n        /*0030*/   EXIT ;\n"), [])
+
+
 class ReturnAddressTest(unittest.TestCase):
     """A RET through a register that was reloaded from local memory: the return address of a
     recursive function, which a run-time-indexed local store can overwrite (red team round 24).

@@ -302,11 +302,11 @@ class ProfileLessonGroupTest(unittest.TestCase):
             correct=True)
         self.assertEqual(g.points, 0.0)
         self.assertIn("1.3 GB, at most 1.25 GB", g.tests[0].message)
-        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_pct=12.5),
+        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_worst_pct=12.5),
                                          correct=True)
         self.assertEqual(g.points, 0.0)
         self.assertIn("12%, at least 50%", g.tests[0].message)
-        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_pct=82.0),
+        g = scoring.profile_lesson_group(self.COALESCED, self.measured(prof_ld_sector_use_worst_pct=82.0),
                                          correct=True)
         self.assertEqual(g.points, 5.0)
 

@@ -195,6 +195,10 @@ struct Profile {
   // Of the bytes those sectors moved, the share the warps asked for (100: coalesced), weighted
   // by each kernel's sectors.
   double ld_sector_use_pct = 0, st_sector_use_pct = 0;
+  // The least of them over the kernels that move at least kSectorUseFloorSectors (32 MiB) each
+  // (or the whole call's share where none does): a kernel added to the call, however
+  // coalesced, cannot raise it (a lesson reads it).
+  double ld_sector_use_worst_pct = 0, st_sector_use_worst_pct = 0;
   double shared_bank_conflicts = 0;         // shared-memory loads and stores
   double gpu_ns = 0;                        // the kernels' time under the profiler
   double occupancy_pct = 0;                 // achieved occupancy, % of the SM's peak warps
@@ -203,6 +207,8 @@ struct Profile {
   // executor left them: the bench judge checks them like a timed call's (kOk only).
   std::vector<Bytes> outputs;
 };
+// A kernel counts towards the worst sector use when it moves at least this many 32-byte sectors.
+inline constexpr double kSectorUseFloorSectors = double(1u << 20);
 // The ncu metrics Worker::profile asks for, comma-separated.
 std::string profile_metrics();
 // Reads ncu's --csv --print-units base report (one row per kernel and metric); a status that is
