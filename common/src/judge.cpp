@@ -1305,6 +1305,7 @@ Profile parse_profile(const std::string& report) {
   }
   double weighted = 0, timed = 0, ld_use = 0, st_use = 0;
   double ld_worst = -1, st_worst = -1;  // -1: no kernel large enough
+  double ld_any = -1, st_any = -1;      // the same over every kernel that moved a sector
   for (const auto& [id, m] : kernels) {
     auto get = [&m = m](const char* name) {
       const auto it = m.find(name);
@@ -1325,6 +1326,8 @@ Profile parse_profile(const std::string& report) {
     out.registers = std::max(out.registers, get(kRegisters));
     ld_use += get(kLdUse) * get(kLdSectors);
     st_use += get(kStUse) * get(kStSectors);
+    if (get(kLdSectors) > 0) ld_any = ld_any < 0 ? get(kLdUse) : std::min(ld_any, get(kLdUse));
+    if (get(kStSectors) > 0) st_any = st_any < 0 ? get(kStUse) : std::min(st_any, get(kStUse));
     if (get(kLdSectors) >= kSectorUseFloorSectors) {
       ld_worst = ld_worst < 0 ? get(kLdUse) : std::min(ld_worst, get(kLdUse));
     }
@@ -1335,8 +1338,8 @@ Profile parse_profile(const std::string& report) {
   out.occupancy_pct = timed > 0 ? weighted / timed : 0;
   out.ld_sector_use_pct = out.ld_sectors > 0 ? ld_use / out.ld_sectors : 0;
   out.st_sector_use_pct = out.st_sectors > 0 ? st_use / out.st_sectors : 0;
-  out.ld_sector_use_worst_pct = ld_worst < 0 ? out.ld_sector_use_pct : ld_worst;
-  out.st_sector_use_worst_pct = st_worst < 0 ? out.st_sector_use_pct : st_worst;
+  out.ld_sector_use_worst_pct = ld_worst >= 0 ? ld_worst : std::max(ld_any, 0.0);
+  out.st_sector_use_worst_pct = st_worst >= 0 ? st_worst : std::max(st_any, 0.0);
   out.status = ProfileStatus::kOk;
   return out;
 }

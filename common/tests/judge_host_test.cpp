@@ -683,10 +683,12 @@ TEST(JudgeHost, ProfileWorstSectorUseIsTheLeastOfTheLargeKernels) {
   ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;
   EXPECT_GT(p.ld_sector_use_pct, 50.0);             // the weighted share: padded past 50%
   EXPECT_DOUBLE_EQ(p.ld_sector_use_worst_pct, 12.5);  // the tiny kernel's 3% does not count
-  // No kernel large enough: the call's share.
-  const labkit::Profile small = labkit::parse_profile(head + row(0, "k(float *)", sectors, 1000) +
-                                                      row(0, "k(float *)", use, 40));
-  EXPECT_DOUBLE_EQ(small.ld_sector_use_worst_pct, 40.0);
+  // No kernel large enough (the work split into small kernels): the least of them all.
+  const labkit::Profile small = labkit::parse_profile(
+      head + row(0, "k(float *)", sectors, 1000) + row(0, "k(float *)", use, 12.5) +
+      row(1, "pad(float *)", sectors, 900000) + row(1, "pad(float *)", use, 100));
+  EXPECT_DOUBLE_EQ(small.ld_sector_use_worst_pct, 12.5);
+  EXPECT_GT(small.ld_sector_use_pct, 90.0);
 }
 
 TEST(JudgeHost, ProfileOnlyTheNamedBenchmarks) {

@@ -196,8 +196,9 @@ struct Profile {
   // by each kernel's sectors.
   double ld_sector_use_pct = 0, st_sector_use_pct = 0;
   // The least of them over the kernels that move at least kSectorUseFloorSectors (32 MiB) each
-  // (or the whole call's share where none does): a kernel added to the call, however
-  // coalesced, cannot raise it (a lesson reads it).
+  // (where none does, over every kernel that moved a sector: work split into many small
+  // kernels is not averaged either): a kernel added to the call, however coalesced, cannot
+  // raise it (a lesson reads it).
   double ld_sector_use_worst_pct = 0, st_sector_use_worst_pct = 0;
   double shared_bank_conflicts = 0;         // shared-memory loads and stores
   double gpu_ns = 0;                        // the kernels' time under the profiler
