@@ -72,7 +72,7 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
 # machine gave no counters at all, whatever the submission did: no permission, or nothing
 # measured, not even the executor's own kernels that fill the call's inputs before any of the
 # student's run (prof_own_kernels 0).
-PROFILE_OK, PROFILE_NO_PERMISSION = 1, 2
+PROFILE_OK, PROFILE_NO_PERMISSION, PROFILE_TIMED_OUT = 1, 2, 4
 # The profiled call's kernels must take at least this share of the timed calls' median (the
 # eight solutions: 0.88x to 1.32x on an H200, ncu flushing caches before the kernels): a call
 # that does less work when profiled than when timed does not.
@@ -107,7 +107,8 @@ def machine_unmeasured(counters: dict) -> str:
     if status == PROFILE_NO_PERMISSION:
         return (f"{report_text.PROFILE_NONE[status]} (run the grader as root, or set the "
                 f"driver's RmProfilingAdminOnly=0: docs/grading.md)")
-    if status != PROFILE_OK and not counters.get("prof_own_kernels"):
+    # A profile that did not finish is never the machine's: a submission can make one slow.
+    if status not in (PROFILE_OK, PROFILE_TIMED_OUT) and not counters.get("prof_own_kernels"):
         return "the profiler measured no kernel on this machine, not even the grader's own"
     return ""
 

@@ -462,6 +462,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
     c["prof_ld_requests"] = profile.ld_requests;
     c["prof_st_sectors"] = profile.st_sectors;
     c["prof_st_requests"] = profile.st_requests;
+    c["prof_atom_sectors"] = profile.atom_sectors;
     c["prof_ld_sector_use_pct"] = profile.ld_sector_use_pct;
     c["prof_st_sector_use_pct"] = profile.st_sector_use_pct;
     c["prof_ld_sector_use_worst_pct"] = profile.ld_sector_use_worst_pct;

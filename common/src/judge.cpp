@@ -1188,6 +1188,10 @@ constexpr const char* kLdSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.s
 constexpr const char* kLdRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum";
 constexpr const char* kStSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum";
 constexpr const char* kStRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum";
+// Value-returning global atomics (ATOMG): a kernel can read through them (atomicOr(p, 0)) as
+// well as through loads, so the worst sector use of reading counts them too.
+constexpr const char* kAtomSectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum";
+constexpr const char* kAtomRequests = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum";
 constexpr const char* kSharedLdConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum";
 constexpr const char* kSharedStConflicts = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum";
 constexpr const char* kOccupancy = "sm__warps_active.avg.pct_of_peak_sustained_active";
@@ -1242,7 +1246,7 @@ std::string profile_metrics() {
   std::string out;
   for (const char* m : {kDramRead, kDramWrite, kLdSectors, kLdRequests, kStSectors, kStRequests,
                         kSharedLdConflicts, kSharedStConflicts, kOccupancy, kDuration,
-                        kRegisters, kLdUse, kStUse}) {
+                        kRegisters, kLdUse, kStUse, kAtomSectors, kAtomRequests}) {
     out += (out.empty() ? "" : ",") + std::string(m);
   }
   return out;
@@ -1326,10 +1330,21 @@ Profile parse_profile(const std::string& report) {
     out.registers = std::max(out.registers, get(kRegisters));
     ld_use += get(kLdUse) * get(kLdSectors);
     st_use += get(kStUse) * get(kStSectors);
-    if (get(kLdSectors) > 0) ld_any = ld_any < 0 ? get(kLdUse) : std::min(ld_any, get(kLdUse));
+    out.atom_sectors += get(kAtomSectors);
+    // What the kernel read: its loads, and its value-returning atomics, whose share of each
+    // sector is counted as 4-byte lanes of full warps (4 sectors a request when coalesced, 32
+    // when every lane hits a sector of its own).
+    const double atom_sectors = get(kAtomSectors);
+    const double atom_use =
+        atom_sectors > 0 ? std::min(100.0, 400.0 * get(kAtomRequests) / atom_sectors) : 0.0;
+    const double read_sectors = get(kLdSectors) + atom_sectors;
+    const double read_use =
+        read_sectors > 0 ? (get(kLdUse) * get(kLdSectors) + atom_use * atom_sectors) / read_sectors
+                         : 0.0;
+    if (read_sectors > 0) ld_any = ld_any < 0 ? read_use : std::min(ld_any, read_use);
     if (get(kStSectors) > 0) st_any = st_any < 0 ? get(kStUse) : std::min(st_any, get(kStUse));
-    if (get(kLdSectors) >= kSectorUseFloorSectors) {
-      ld_worst = ld_worst < 0 ? get(kLdUse) : std::min(ld_worst, get(kLdUse));
+    if (read_sectors >= kSectorUseFloorSectors) {
+      ld_worst = ld_worst < 0 ? read_use : std::min(ld_worst, read_use);
     }
     if (get(kStSectors) >= kSectorUseFloorSectors) {
       st_worst = st_worst < 0 ? get(kStUse) : std::min(st_worst, get(kStUse));

@@ -689,6 +689,15 @@ TEST(JudgeHost, ProfileWorstSectorUseIsTheLeastOfTheLargeKernels) {
       row(1, "pad(float *)", sectors, 900000) + row(1, "pad(float *)", use, 100));
   EXPECT_DOUBLE_EQ(small.ld_sector_use_worst_pct, 12.5);
   EXPECT_GT(small.ld_sector_use_pct, 90.0);
+  // Reads through value-returning atomics count: an uncoalesced atomicOr(p, 0) read (32
+  // sectors a request) beside a coalesced decoy load.
+  const labkit::Profile atomics = labkit::parse_profile(
+      head + row(0, "k(float *)", sectors, 2.1e6) + row(0, "k(float *)", use, 100) +
+      row(0, "k(float *)", "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum", 7e10) +
+      row(0, "k(float *)", "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum", 7e10 / 32));
+  EXPECT_NEAR(atomics.ld_sector_use_worst_pct, 12.5, 0.1);
+  EXPECT_DOUBLE_EQ(atomics.atom_sectors, 7e10);
+  EXPECT_NE(labkit::profile_metrics().find("global_op_atom.sum"), std::string::npos);
 }
 
 TEST(JudgeHost, ProfileOnlyTheNamedBenchmarks) {

@@ -698,19 +698,28 @@ def _harness_namespace_violations(sass: str) -> list:
     kernels by that name (labkit::) and leaves them out of the call's counters, so a kernel
     named so would do its work unseen. Every lab."""
     from grader.policy.rules import HARNESS_NAMESPACES
-    seen, out = set(), []
+    functions = []
     for line in sass.splitlines():
         m = _SASS_FUNCTION.match(line)
-        if not m or m.group(1) in seen:
-            continue
-        seen.add(m.group(1))
-        outer = demangle.outer_name(m.group(1))
-        if outer in HARNESS_NAMESPACES:
-            shown = short(demangle.names([m.group(1)]).get(m.group(1), m.group(1)), 100)
-            out.append(Violation("device", f"{shown} (namespace {outer}::)",
-                                 f"defines the device function {shown} in namespace {outer}::, "
-                                 f"which belongs to the grading harness: only your own code "
-                                 f"may be defined in your file, in a namespace of your own"))
+        if m and m.group(1) not in functions:
+            functions.append(m.group(1))
+    names = demangle.names(functions) if functions else {}
+    # Anywhere in the name, not only its outermost scope: a template kernel whose return type
+    # is a harness type prints as 'labkit::Ret<float>::type k<float>(...)' (red team round 27).
+    mention = re.compile(r"(?<![\w:])(" + "|".join(HARNESS_NAMESPACES) + r")::")
+    out = []
+    for f in functions:
+        outer = demangle.outer_name(f)
+        shown = short(names.get(f, f), 100)
+        found = outer if outer in HARNESS_NAMESPACES else None
+        if found is None:
+            hit = mention.search(names.get(f, ""))
+            found = hit.group(1) if hit else None
+        if found is not None:
+            out.append(Violation("device", f"{shown} (namespace {found}::)",
+                                 f"defines the device function {shown}, which names namespace "
+                                 f"{found}::, the grading harness's: only your own code and "
+                                 f"types may be defined and used in your kernels' names"))
     return out
 
 

@@ -758,6 +758,17 @@ class HarnessNamespaceDeviceTest(unittest.TestCase):
         self.assertEqual(device._harness_namespace_violations(
             "\t\tFunction : _Z6kernelPf\n        /*0030*/   EXIT ;\n"), [])
 
+    def test_a_harness_type_anywhere_in_the_name(self):
+        # A template kernel whose return type is a harness type: its outermost name is k, but
+        # it prints 'labkit::Ret<float>::type k<float>(float*)' (red team round 27).
+        (v,) = device._harness_namespace_violations(
+            "\t\tFunction : _Z1kIfEN6labkit3RetIT_E4typeEPS2_\n        /*0030*/   EXIT ;\n")
+        self.assertIn("labkit::Ret<float>::type k<float>", v.message)
+        self.assertIn("namespace labkit::", v.symbol)
+        # A namespace of the student's own that ends in such a word is not the harness's.
+        self.assertEqual(device._harness_namespace_violations(
+            "\t\tFunction : _ZN4mine7testing1kEPf\n        /*0030*/   EXIT ;\n"), [])
+
 
 class ReturnAddressTest(unittest.TestCase):
     """A RET through a register that was reloaded from local memory: the return address of a

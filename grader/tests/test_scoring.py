@@ -349,6 +349,15 @@ class ProfileLessonGroupTest(unittest.TestCase):
             self.assertEqual([t.status for t in g.tests], ["failed"])
             self.assertIn(why, g.tests[0].message)
 
+    def test_a_profile_that_did_not_finish_fails_even_with_nothing_measured(self):
+        # A submission can make the replay slow (thousands of kernels, a wait only there):
+        # ncu then measured nothing at all, not even the executor's fills, but it is failed,
+        # never withheld (red team round 27).
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.perf(prof_status=4), correct=True)
+        self.assertFalse(g.unmeasured)
+        self.assertEqual([t.status for t in g.tests], ["failed"])
+        self.assertIn("did not finish", g.tests[0].message)
+
     def test_a_benchmark_that_failed_or_was_implausible_fails_the_lesson(self):
         failed = self.perf(status="failed", prof_status=1, prof_own_kernels=1)
         failed.message = "a wrong output at the benchmark's size"

@@ -192,10 +192,12 @@ struct Profile {
   double dram_read_bytes = 0, dram_write_bytes = 0;
   double ld_sectors = 0, ld_requests = 0;   // global loads: 32-byte sectors, and requests
   double st_sectors = 0, st_requests = 0;   // global stores
+  double atom_sectors = 0;                  // value-returning global atomics (ATOMG)
   // Of the bytes those sectors moved, the share the warps asked for (100: coalesced), weighted
   // by each kernel's sectors.
   double ld_sector_use_pct = 0, st_sector_use_pct = 0;
   // The least of them over the kernels that move at least kSectorUseFloorSectors (32 MiB) each
+  // (for loads: what a kernel reads through loads and value-returning atomics together)
   // (where none does, over every kernel that moved a sector: work split into many small
   // kernels is not averaged either): a kernel added to the call, however coalesced, cannot
   // raise it (a lesson reads it).
