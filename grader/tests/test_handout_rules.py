@@ -54,6 +54,7 @@ DEVICE_PHRASES = {
     "tensor_cores": "uses tensor cores",
     "low_precision": "16-bit (or 8-bit) float math and conversions",
     "shared_memory": "uses shared memory",
+    "async_copy": "reads global memory other than by loads",
 }
 # Refused when the code runs, not by the policy: the executor refuses dynamic shared memory in a
 # lab that refuses the shared_memory family (gtest.no_shared_memory).

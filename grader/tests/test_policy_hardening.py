@@ -371,10 +371,11 @@ class DeviceFamilyTest(unittest.TestCase):
         self.assertIn("unknown family 'fp64'", e.exception.message)
 
     def test_every_lab_forbids_both_families(self):
-        # Every lab is FP32 on CUDA cores; lab 02 (registers only) also refuses shared memory.
+        # Every lab is FP32 on CUDA cores; lab 02 (registers only) also refuses shared memory;
+        # lab 01, whose lesson counts loads, refuses asynchronous copies from global memory.
         from grader import config
         labs = Path(__file__).resolve().parents[2] / "labs"
-        extra = {"02_register_tiling": {"shared_memory"}}
+        extra = {"02_register_tiling": {"shared_memory"}, "01_naive_matmul": {"async_copy"}}
         for name in config.discover_labs(labs):
             with self.subTest(name):
                 self.assertEqual(set(config.load_lab_config(labs, name).policy
@@ -731,6 +732,20 @@ class IndirectCallTest(unittest.TestCase):
                 self.SASS.replace("CALL.REL.NOINC R2 0x0", "CALL.REL.NOINC 0x400")), [])
 
 
+class AsyncCopyFamilyTest(unittest.TestCase):
+    """Asynchronous copies from global memory form a family a lab may refuse (lab 01: its
+    lesson counts loads and atomics; a red team read an uncoalesced matmul's operands through
+    cp.async, round 28); they stay shared-memory instructions too."""
+
+    def test_the_copies_and_nothing_else(self):
+        for op in ("LDGSTS.E.BYPASS.LTC128B.128", "UBLKCP.S.G", "UTMALDG.2D"):
+            self.assertIn("async_copy", device.device_families(op))
+        self.assertEqual(device.device_families("LDGSTS.E.BYPASS.128"),
+                         ("shared_memory", "async_copy"))
+        for op in ("LDG.E.128", "LDGDEPBAR", "LDS.128", "ATOMG.E.ADD.F32.FTZ.RN.STRONG.GPU"):
+            self.assertNotIn("async_copy", device.device_families(op))
+
+
 class HarnessNamespaceDeviceTest(unittest.TestCase):
     """A device function in a namespace of the grading harness is refused, local ones included:
     the profile stage leaves the executor's labkit:: kernels out of a call's counters, and a
@@ -765,6 +780,17 @@ class HarnessNamespaceDeviceTest(unittest.TestCase):
             "\t\tFunction : _Z1kIfEN6labkit3RetIT_E4typeEPS2_\n        /*0030*/   EXIT ;\n")
         self.assertIn("labkit::Ret<float>::type k<float>", v.message)
         self.assertIn("namespace labkit::", v.symbol)
+        # A name the demangler gives up on (nested 256 templates deep): read in the mangled
+        # text (red team round 28).
+        deep = "_Z17tile_total_kernelIj" + "1DI" * 300 + "i" + "E" * 300 + \
+            "EN6labkit3RetIT_E4typeEPKS0_mPS0_"
+        with mock.patch.object(demangle, "names", return_value={}):
+            (v,) = device._harness_namespace_violations(
+                f"\t\tFunction : {deep}\n        /*0030*/   EXIT ;\n")
+            self.assertIn("namespace labkit::", v.symbol)
+            # a longer identifier that merely ends in the digits and letters is not one
+            self.assertEqual(device._harness_namespace_violations(
+                "\t\tFunction : _Z16labkitfoobarbazqPf\n        /*0030*/   EXIT ;\n"), [])
         # A namespace of the student's own that ends in such a word is not the harness's.
         self.assertEqual(device._harness_namespace_violations(
             "\t\tFunction : _ZN4mine7testing1kEPf\n        /*0030*/   EXIT ;\n"), [])
