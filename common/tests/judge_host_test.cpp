@@ -631,18 +631,27 @@ TEST(JudgeHost, ProfileSaysWhyThereAreNoCounters) {
   EXPECT_NE(labkit::profile_metrics().find("dram__bytes_read.sum"), std::string::npos);
 }
 
+namespace {
+// ncu's --csv report layout (ncu 2025.3): its header, and one row per kernel and metric.
+const char* const kNcuCsvHead =
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
+    "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
+    "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+std::string ncu_row(int id, const std::string& kernel, const std::string& metric,
+                    const std::string& value) {
+  return "\"" + std::to_string(id) + "\",\"1\",\"worker\",\"h\",\"" + kernel +
+         "\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"s\",\"" + metric +
+         "\",\"x\",\"" + value + "\"\n";
+}
+}  // namespace
+
 // A kernel may be named anything: its name in ncu's lines never reads as ncu's permission
 // error, and the executor's own measured kernels are counted (the grader tells a machine that
 // measures nothing from a submission whose kernels were not measured).
 TEST(JudgeHost, ProfileReadsOnlyNcusOwnPermissionLineAndCountsTheExecutorsKernels) {
-  const std::string head =
-      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
-      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
-      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  const std::string head = kNcuCsvHead;
   auto row = [](int id, const std::string& kernel, const std::string& value) {
-    return "\"" + std::to_string(id) + "\",\"1\",\"worker\",\"h\",\"" + kernel +
-           "\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"s\","
-           "\"dram__bytes_read.sum\",\"byte\",\"" + value + "\"\n";
+    return ncu_row(id, kernel, "dram__bytes_read.sum", value);
   };
   const std::string student = "ERR_NVGPUCTRPERM_sum(float *)";
   std::string report = "==PROF== Profiling \"" + student + "\" - 1: 0%....50%....100%\n" +
@@ -664,14 +673,9 @@ TEST(JudgeHost, ProfileReadsOnlyNcusOwnPermissionLineAndCountsTheExecutorsKernel
 // A coalesced kernel added to the call raises the sectors-weighted share, never the worst: the
 // lesson reads the worst kernel of those that move at least 32 MiB.
 TEST(JudgeHost, ProfileWorstSectorUseIsTheLeastOfTheLargeKernels) {
-  const std::string head =
-      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\","
-      "\"Stream\",\"Block Size\",\"Grid Size\",\"Device\",\"CC\",\"Section Name\","
-      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  const std::string head = kNcuCsvHead;
   auto row = [](int id, const std::string& kernel, const std::string& metric, double value) {
-    return "\"" + std::to_string(id) + "\",\"1\",\"worker\",\"h\",\"" + kernel +
-           "\",\"1\",\"13\",\"(256, 1, 1)\",\"(12, 1, 1)\",\"0\",\"9.0\",\"s\",\"" + metric +
-           "\",\"x\",\"" + std::to_string(value) + "\"\n";
+    return ncu_row(id, kernel, metric, std::to_string(value));
   };
   const char* sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
   const char* use = "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct";
