@@ -237,6 +237,9 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
   o.unwritten.assign(n, 0);
   if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);
   if (dtype == DType::kI32 || dtype == DType::kI64) o.ints.resize(n);
+  if (size < 4) {  // bytes are inputs, never poisoned outputs: nothing of them to observe
+    throw std::invalid_argument("labkit::observe: outputs are 4 or 8 bytes per element");
+  }
   parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
     for (size_t i = lo; i < hi; ++i) {
       const uint8_t* at = bytes.data() + i * size;
@@ -260,6 +263,7 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
           break;
         }
         case DType::kI64: std::memcpy(&o.ints[i], at, 8); break;
+        case DType::kU8: break;
       }
     }
   });

@@ -3,6 +3,7 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/ops/conv_dist.hpp"
+#include "labkit/ops/histogram_dist.hpp"
 #include "labkit/ops/reduce_dist.hpp"
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/random.hpp"
@@ -136,6 +137,24 @@ __global__ void count_not_uniform_f32_kernel(const float* a, size_t count, uint6
        i += size_t{gridDim.x} * blockDim.x) {
     const float want = uniform_f32(seed, i, lo, hi);
     if (__float_as_uint(a[i]) != __float_as_uint(want)) atomicAdd(differ, 1ull);
+  }
+}
+
+// The histogram family's values (bytes or ints), one per index.
+template <typename T>
+__global__ void histogram_values_kernel(T* out, size_t count, ops::histogram::HistogramDist d) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = static_cast<T>(ops::histogram::histogram_value(d, i));
+  }
+}
+template <typename T>
+__global__ void count_not_histogram_values_kernel(const T* a, size_t count,
+                                                  ops::histogram::HistogramDist d,
+                                                  unsigned long long* differ) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    if (a[i] != static_cast<T>(ops::histogram::histogram_value(d, i))) atomicAdd(differ, 1ull);
   }
 }
 
@@ -403,6 +422,35 @@ uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cu
   });
 }
 
+void fill_histogram_values(void* out, bool bytes, size_t count, uint64_t seed, uint32_t dist,
+                           uint32_t bins, cudaStream_t stream) {
+  if (count == 0) return;
+  const auto d = ops::histogram::make_histogram_dist(seed, dist, bins);
+  if (bytes) {
+    histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<uint8_t*>(out), count, d);
+  } else {
+    histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<int32_t*>(out), count, d);
+  }
+  LABKIT_CHECK_LAUNCH();
+}
+
+uint64_t count_not_histogram_values(const void* a, bool bytes, size_t count, uint64_t seed,
+                                    uint32_t dist, uint32_t bins, cudaStream_t stream) {
+  if (count == 0) return 0;
+  const auto d = ops::histogram::make_histogram_dist(seed, dist, bins);
+  return count_on_device(stream, [&](unsigned long long* differ) {
+    if (bytes) {
+      count_not_histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+          static_cast<const uint8_t*>(a), count, d, differ);
+    } else {
+      count_not_histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+          static_cast<const int32_t*>(a), count, d, differ);
+    }
+  });
+}
+
 void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
                  double hi, cudaStream_t stream, size_t plane) {
   switch (source) {
@@ -428,6 +476,11 @@ void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed
       return;
     case protocol::Source::kRowPtrEven:
       fill_row_ptr_even(static_cast<int32_t*>(out), count, static_cast<uint64_t>(hi), stream);
+      return;
+    case protocol::Source::kHistogramU8:
+    case protocol::Source::kHistogramI32:
+      fill_histogram_values(out, source == protocol::Source::kHistogramU8, count, seed,
+                            static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), stream);
       return;
     case protocol::Source::kArena:
       break;
@@ -456,6 +509,11 @@ uint64_t count_not_source(const void* a, protocol::Source source, size_t count, 
     case protocol::Source::kRowPtrEven:
       return count_not_row_ptr_even(static_cast<const int32_t*>(a), count,
                                     static_cast<uint64_t>(hi), stream);
+    case protocol::Source::kHistogramU8:
+    case protocol::Source::kHistogramI32:
+      return count_not_histogram_values(a, source == protocol::Source::kHistogramU8, count, seed,
+                                        static_cast<uint32_t>(lo), static_cast<uint32_t>(hi),
+                                        stream);
     case protocol::Source::kArena:
       break;
   }

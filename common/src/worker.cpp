@@ -122,7 +122,7 @@ std::string validate(const p::Request& r, uint64_t arena_bytes) {
     if (d.offset >= p::kMaxOffsetBytes || d.offset % 4 != 0 || d.offset % d.elem_size != 0) {
       return "bad buffer offset";
     }
-    if (d.source > static_cast<uint32_t>(p::Source::kConvW)) return "unknown source";  // the last
+    if (d.source > static_cast<uint32_t>(p::Source::kLastSource)) return "unknown source";
     if (d.source != static_cast<uint32_t>(p::Source::kArena) && !is_input(d.role)) {
       return "an output cannot be generated";
     }

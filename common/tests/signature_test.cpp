@@ -23,6 +23,9 @@
 #include "labkit/judge.hpp"
 #include "labkit/ops/conv.hpp"
 #include "labkit/ops/conv_worker.hpp"
+#include "labkit/ops/histogram.hpp"
+#include "labkit/ops/histogram_bench.hpp"
+#include "labkit/ops/histogram_worker.hpp"
 #include "labkit/ops/matmul.hpp"
 #include "labkit/ops/matmul_bench.hpp"
 #include "labkit/ops/matmul_worker.hpp"
@@ -302,6 +305,65 @@ TEST(Signature, ScanBuffersAndLauncher) {
   sc::Case c;
   c.dtype = DType::kF64;
   EXPECT_THROW(sc::spec("v", c), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------------------- histogram
+
+std::vector<Expected> histogram_buffers(uint64_t n, uint32_t elem, uint64_t bins) {
+  return {{"in", Role::kInput, elem, {n}}, {"bins", Role::kOutput, 4, {bins}}};
+}
+
+template <typename T>
+void histogram_fake(const T* in, unsigned int* bins, size_t n, int num_bins, cudaStream_t) {
+  g_pointers = {{"in", in}, {"bins", bins}};
+  g_ints = {static_cast<int64_t>(n), num_bins};
+  g_instantiation = std::is_same_v<T, unsigned char> ? "u8" : std::is_same_v<T, int> ? "i32" : "?";
+}
+
+TEST(Signature, HistogramBuffersAndLauncher) {
+  namespace h = ops::histogram;
+  for (size_t n : {size_t{1}, size_t{1025}, size_t{100003}}) {
+    for (DType dtype : {DType::kU8, DType::kI32}) {
+      const uint32_t bins = dtype == DType::kU8 ? 256 : 12289;
+      const uint32_t elem = dtype == DType::kU8 ? 1 : 4;
+      const std::string what =
+          std::string("histogram ") + dtype_name(dtype) + " n=" + std::to_string(n);
+      const std::vector<Expected> want = histogram_buffers(n, elem, bins);
+      expect_table(h::Sig::kBufs, h::Sig::Sizes{n, bins, dtype}, want);
+      h::Case c;
+      c.n = n;
+      c.dtype = dtype;
+      c.bins = bins;
+      c.dist = h::kHot;
+      c.calls = 2;
+      c.in_offset = 12;
+      const CheckSpec s = h::spec("v", c);
+      expect_buffers(s.call, want, what + " spec");
+      EXPECT_EQ(s.call.buffers[h::Sig::kIn].offset, 12u) << what << ": `in` 12 bytes past";
+      EXPECT_EQ(s.call.buffers[h::Sig::kIn].source, dtype == DType::kU8
+                                                        ? protocol::Source::kHistogramU8
+                                                        : protocol::Source::kHistogramI32)
+          << what;
+      EXPECT_EQ(s.call.buffers[h::Sig::kIn].lo, h::kHot) << what << ": the distribution";
+      EXPECT_EQ(s.call.buffers[h::Sig::kIn].hi, bins) << what << ": the bin count";
+      expect_invoke(&h::invoke, h::Pair{&histogram_fake<unsigned char>, &histogram_fake<int>},
+                    s.call, what);
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{static_cast<int64_t>(n), bins})) << what;
+      EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
+      const bench::Spec b = h::benchmark("v", dtype, bins, n);
+      expect_buffers(bench_call(b), want, what + " benchmark");
+      EXPECT_EQ(b.name, "histogram/v/" + std::string(dtype_name(dtype)) + "/" +
+                            std::to_string(bins) + "/" + std::to_string(n));
+      EXPECT_EQ(b.call.params, h::Sig::params(n, dtype, bins)) << what << " benchmark";
+    }
+  }
+  // Bytes have 256 bins; only u8 and i32 have a launcher.
+  h::Case c;
+  c.bins = 255;
+  EXPECT_THROW(h::spec("v", c), std::invalid_argument);
+  c.dtype = DType::kF32;
+  c.bins = 256;
+  EXPECT_THROW(h::spec("v", c), std::invalid_argument);
 }
 
 // ------------------------------------------------------------------------------------ spmv

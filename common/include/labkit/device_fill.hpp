@@ -36,6 +36,12 @@ void fill_conv_f32(float* out, size_t count, size_t plane, bool weights, uint64_
                    cudaStream_t stream);
 uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool weights,
                             uint64_t seed, cudaStream_t stream);
+// The histogram family's values (labkit/ops/histogram_dist.hpp), bytes or int32, distribution
+// `dist`, in [0, bins); and how many elements differ from them (synchronises).
+void fill_histogram_values(void* out, bool bytes, size_t count, uint64_t seed, uint32_t dist,
+                           uint32_t bins, cudaStream_t stream);
+uint64_t count_not_histogram_values(const void* a, bool bytes, size_t count, uint64_t seed,
+                                    uint32_t dist, uint32_t bins, cudaStream_t stream);
 // The judges' references (device_reference.cu, in labkit only: CUB's device-wide algorithms,
 // no hand-written reduction). The sum of x[0..count) and of |x|, in double (a float sum's
 // reference); synchronises.

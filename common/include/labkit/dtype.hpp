@@ -1,5 +1,6 @@
 // Element types, as the harness names them: an op family's buffers (signature.hpp), the
-// comparisons' decoding of raw output bytes (compare.hpp), the reduce family's dtype.
+// comparisons' decoding of raw output bytes (compare.hpp), the reduce family's dtype, the
+// histogram family's bytes.
 #pragma once
 
 #include <cstddef>
@@ -7,17 +8,20 @@
 
 namespace labkit {
 
-enum class DType { kF32, kF64, kI32, kI64 };
+enum class DType { kF32, kF64, kI32, kI64, kU8 };
 
-constexpr size_t elem_size(DType d) { return d == DType::kF64 || d == DType::kI64 ? 8 : 4; }
+constexpr size_t elem_size(DType d) {
+  return d == DType::kF64 || d == DType::kI64 ? 8 : d == DType::kU8 ? 1 : 4;
+}
 
-// "f32", "f64", "i32", "i64" (test names: lab 05's "v3_sequential_i32_n1025")
+// "f32", "f64", "i32", "i64", "u8" (test names: lab 05's "v3_sequential_i32_n1025")
 constexpr const char* dtype_name(DType d) {
   switch (d) {
     case DType::kF32: return "f32";
     case DType::kF64: return "f64";
     case DType::kI32: return "i32";
     case DType::kI64: return "i64";
+    case DType::kU8: return "u8";
   }
   return "?";
 }

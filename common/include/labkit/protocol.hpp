@@ -81,6 +81,10 @@ enum class Source : uint32_t {
   kConvX = 6,        // the conv family's x (labkit/ops/conv_dist.hpp; the shift's plane is
                      // the buffer's H*W, its last two dims)
   kConvW = 7,        // the conv family's w (labkit/ops/conv_dist.hpp; plane K*K)
+  kHistogramU8 = 8,  // the histogram family's bytes (labkit/ops/histogram_dist.hpp; lo: the
+                     // distribution, hi: the bin count)
+  kHistogramI32 = 9, // the histogram family's ints, in [0, hi) (the same)
+  kLastSource = kHistogramI32,
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)
