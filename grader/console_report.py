@@ -77,7 +77,8 @@ def lab_table(lab: LabResult, times: bool = False) -> list:
             name = ""
         out.append(f"  {name:<14}{desc:<44}{_score(p.points, p.max_points)}")
         if p.status == "measured":
-            out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g})")
+            against = f"; against {p.baseline}" if p.baseline else ""
+            out.append(f"  {'':<14}(target {p.target:g}, floor {p.floor:g}{against})")
             out += [f"  {'':<14}{line}" for line in profile_lines(p)]
     out.append(f"  {'lab total':<58}{_score(lab.points, lab.max_points)}")
     return out + times_row

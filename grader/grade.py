@@ -1012,6 +1012,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
         perf.counters = {k: v for k, v in entry.items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool)
                          and math.isfinite(v)}
+        label = entry.get("label")
+        perf.baseline = label[:200] if isinstance(label, str) else ""
         value = entry.get(perf.metric_name)
         if perf.metric_name not in perf.counters:
             perf.status = "failed"

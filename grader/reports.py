@@ -123,6 +123,8 @@ def _gs_perf_output(p: PerfResult) -> str:
     lines = [f"{p.label or p.metric_name or 'metric'}: {perf_summary(p)}"]
     if p.status == "measured":
         lines.append(f"target {p.target:g} (full points), floor {p.floor:g} (none)")
+        if p.baseline:
+            lines.append(f"against {p.baseline}")
         lines += [line.strip() for line in profile_lines(p)]
     if p.message.strip() and p.status != "measured":
         lines.append(p.message.strip())

@@ -94,6 +94,9 @@ class PerfResult:
     label: str = ""
     message: str = ""
     counters: dict = dataclasses.field(default_factory=dict)
+    # What the ratio is to, as the benchmark names it, with the library's version ("CUB
+    # DeviceScan::ExclusiveSum (CCCL 3.0.1)"); "" when the benchmark gave none.
+    baseline: str = ""
     name: str = ""            # the entry's name (default: its benchmark)
     benchmark: str = ""
     metric_name: str = ""     # the counter graded, e.g. 'ratio'

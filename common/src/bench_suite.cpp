@@ -501,6 +501,10 @@ class TeeReporter : public benchmark::BenchmarkReporter {
 
 }  // namespace
 
+std::string version_text(int major, int minor, int patch) {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
 int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke)>& specs) {
   JudgeArgs args;
   try {

@@ -162,10 +162,22 @@ class GradeLabTest(TempDirTest):
         self.assertEqual(p.counters["GFLOPS"], 3000.0)
         self.assertTrue(all(isinstance(v, (int, float)) for v in p.counters.values()))
         self.assertNotIn("name", p.counters)
+        self.assertEqual(p.baseline, "")      # the benchmark named no baseline
         self.assertEqual(lab.points, 90.0)
         self.assertEqual(lab.max_points, 100.0)
         self.assertEqual(lab.sandbox["sandbox"], fakes.WORKER_EVENT["sandbox"])
         self.assertTrue(any("benchmarking" in m for m in self.progress))
+
+    def test_the_baseline_and_its_version_are_kept_beside_the_ratio(self):
+        # The bench judge's label names the library with its version (bench::version_text); a
+        # label that is not text is no baseline.
+        lab = self.grade_lab(tests_all_pass(), benches(counters={
+            "label": "cuBLAS SGEMM (FP32, cuBLAS 13.0.2)"}))
+        (p,) = lab.performance
+        self.assertEqual(p.baseline, "cuBLAS SGEMM (FP32, cuBLAS 13.0.2)")
+        self.assertNotIn("label", p.counters)
+        lab = self.grade_lab(tests_all_pass(), benches(counters={"label": 7}))
+        self.assertEqual(lab.performance[0].baseline, "")
 
     def test_one_judge_run_for_all_tests(self):
         self.grade_lab(tests_all_pass(), benches())
@@ -1230,6 +1242,10 @@ class ReportTest(unittest.TestCase):
         text = console_report.render(r)
         self.assertIn("0.0610 [0.0600, 0.0620] band 3/4 ratio", text)
         self.assertIn("(target 0.07, floor 0.015)", text)
+        # The library the ratio is to, with its version, where the benchmark named it.
+        r.labs[0].performance[0].baseline = "CUB DeviceScan::ExclusiveSum (CCCL 3.0.1)"
+        self.assertIn("(target 0.07, floor 0.015; against CUB DeviceScan::ExclusiveSum "
+                      "(CCCL 3.0.1))", console_report.render(r))
         r.labs[0].performance = [PerfResult(max_points=20.0, status="failed",
                                             message="output differs from cuBLAS")]
         text = console_report.render(r)

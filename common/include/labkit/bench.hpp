@@ -125,5 +125,10 @@ struct Spec {
 // benchmarks. Exit: 0 all ran and were right, 1 an error, 2 bad flags, 77 no GPU.
 int main(int argc, char** argv, const std::function<std::vector<Spec>(bool smoke)>& specs);
 
+// "3.0.1": a vendor library's version, as a baseline's name states it ("CUB
+// DeviceScan::ExclusiveSum (CCCL 3.0.1)"): the benchmark's label, which the grader keeps beside
+// every ratio (a ratio to a library means little without its version).
+std::string version_text(int major, int minor, int patch);
+
 }  // namespace bench
 }  // namespace labkit

@@ -20,6 +20,13 @@
 namespace labkit::ops::conv {
 namespace {
 
+// The loaded cuDNN's version (cudnnGetVersion: major * 10000 + minor * 100 + patch).
+std::string cudnn_version() {
+  const size_t v = cudnnGetVersion();
+  return bench::version_text(static_cast<int>(v / 10000), static_cast<int>(v % 10000 / 100),
+                             static_cast<int>(v % 100));
+}
+
 // The benchmark's reference: the same convolution in double, by cuDNN (CUDNN_DATA_DOUBLE, a
 // GEMM-based algorithm: each output a sum of its products in double), y = conv(x, w) and, for
 // the bound, sq = conv(x^2, w^2) (the sum of (w x)^2). Not a kernel of this repository: a direct
@@ -353,7 +360,7 @@ bench::Spec benchmark(const std::string& variant, const std::string& label, cons
   s.flop = sh.flop();
   s.bytes = 4.0 * double(sh.x_count() + sh.w_count() + sh.y_count());
   s.counters = {{"workspace_MB", 4.0 * double(workspace) / 1e6}};
-  s.baseline_name = "cuDNN forward convolution (FP32, FMA math)";
+  s.baseline_name = "cuDNN forward convolution (FP32, FMA math, cuDNN " + cudnn_version() + ")";
   s.baseline = [sh] { return std::make_unique<CudnnConv>(sh); };
   return s;
 }

@@ -119,7 +119,8 @@ bench::Spec benchmark(const std::string& variant, DType dtype, uint32_t bins, si
   in.hi = bins;
   s.flop = static_cast<double>(n);
   s.bytes = static_cast<double>(n) * static_cast<double>(elem_size(dtype)) + 4.0 * bins;
-  s.baseline_name = "CUB DeviceHistogram::HistogramEven";
+  s.baseline_name = "CUB DeviceHistogram::HistogramEven (CCCL " +
+                    bench::version_text(CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION) + ")";
   s.baseline = [dtype, bins, n, dist] {
     return std::make_unique<CubHistogram>(dtype, bins, n, dist);
   };

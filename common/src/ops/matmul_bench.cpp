@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "labkit/compare.hpp"
@@ -16,6 +17,16 @@
 
 namespace labkit::ops::matmul {
 namespace {
+
+// The linked cuBLAS's version (no handle, no GPU needed).
+std::string cublas_version() {
+  int v[3] = {0, 0, 0};
+  const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  for (int i = 0; i < 3; ++i) {
+    if (cublasGetProperty(parts[i], &v[i]) != CUBLAS_STATUS_SUCCESS) return "?";
+  }
+  return bench::version_text(v[0], v[1], v[2]);
+}
 
 // cuBLAS SGEMM (true FP32) is the baseline that is timed. The reference a timed call is checked
 // against is the product of the same inputs in double (DGEMM), with the tests' bound
@@ -112,7 +123,7 @@ bench::Spec benchmark(const std::string& variant, int M, int N, int K) {
   }
   s.flop = 2.0 * m * n * k;
   s.bytes = 4.0 * (m * k + k * n + m * n);
-  s.baseline_name = "cuBLAS SGEMM (FP32)";
+  s.baseline_name = "cuBLAS SGEMM (FP32, cuBLAS " + cublas_version() + ")";
   s.baseline = [M, N, K] { return std::make_unique<CublasMatmul>(M, N, K); };
   return s;
 }

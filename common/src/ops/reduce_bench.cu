@@ -70,7 +70,8 @@ bench::Spec benchmark(const std::string& variant, size_t n, size_t workspace) {
   s.call.inputs[0][Sig::kWorkspace] = std::move(garbage_bytes);
   s.flop = static_cast<double>(n);
   s.bytes = 4.0 * static_cast<double>(n);
-  s.baseline_name = "CUB DeviceReduce::Sum";
+  s.baseline_name = "CUB DeviceReduce::Sum (CCCL " +
+                    bench::version_text(CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION) + ")";
   s.baseline = [n] { return std::make_unique<CubSum>(n); };
   return s;
 }

@@ -130,7 +130,8 @@ bench::Spec benchmark(const std::string& variant, DType dtype, size_t n, size_t 
   s.call.inputs[0][Sig::kWorkspace] = std::move(garbage_bytes);
   s.flop = static_cast<double>(n);
   s.bytes = 8.0 * static_cast<double>(n);
-  s.baseline_name = "CUB DeviceScan::ExclusiveSum";
+  s.baseline_name = "CUB DeviceScan::ExclusiveSum (CCCL " +
+                    bench::version_text(CCCL_MAJOR_VERSION, CCCL_MINOR_VERSION, CCCL_PATCH_VERSION) + ")";
   s.baseline = [dtype, n] { return std::make_unique<CubScan>(dtype, n); };
   return s;
 }

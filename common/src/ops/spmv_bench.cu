@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -17,6 +18,16 @@
 
 namespace labkit::ops::spmv {
 namespace {
+
+// The linked cuSPARSE's version (no handle, no GPU needed).
+std::string cusparse_version() {
+  int v[3] = {0, 0, 0};
+  const libraryPropertyType parts[3] = {MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL};
+  for (int i = 0; i < 3; ++i) {
+    if (cusparseGetProperty(parts[i], &v[i]) != CUSPARSE_STATUS_SUCCESS) return "?";
+  }
+  return bench::version_text(v[0], v[1], v[2]);
+}
 
 // cusparseSpMV (CSR, FP32, 32-bit indices, the default algorithm) on the benchmark's matrix.
 class CusparseSpmv : public bench::Baseline {
@@ -174,7 +185,7 @@ bench::Spec benchmark(const std::string& variant, const std::string& matrix_name
   };
   s.flop = 2.0 * static_cast<double>(nnz);
   s.bytes = min_bytes(*matrix);
-  s.baseline_name = "cuSPARSE SpMV (CSR, FP32)";
+  s.baseline_name = "cuSPARSE SpMV (CSR, FP32, cuSPARSE " + cusparse_version() + ")";
   s.baseline = [matrix] { return std::make_unique<CusparseSpmv>(matrix); };
   return s;
 }
