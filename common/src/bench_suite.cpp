@@ -110,7 +110,12 @@ class SharedBuffers {
   void reset(uint64_t seed, cudaStream_t s) {
     for (size_t b = 0; b < mapped_.size(); ++b) {
       const BufferSpec& spec = call_.buffers[b];
-      if (spec.role == protocol::Role::kOutput) {
+      if (spec.role == protocol::Role::kOutput && spec.source != protocol::Source::kArena) {
+        // Garbage drawn fresh for every call in place of the poison (the histogram's bins: no
+        // launcher can fold a known initial value into its answer).
+        fill_source(data(b), spec.source, spec.count, mix_seed(seed, 0x0B175u + b), spec.lo,
+                    spec.hi, s, plane(spec));
+      } else if (spec.role == protocol::Role::kOutput) {
         fill_pattern32(data(b), spec.bytes() / 4 * 4, kPoisonBits, s);
       } else if (spec.role == protocol::Role::kInOut) {
         fill_uniform_i32(reinterpret_cast<int32_t*>(data(b)), spec.bytes() / 4,

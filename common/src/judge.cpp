@@ -699,9 +699,6 @@ struct Worker::Impl {
         throw std::invalid_argument("labkit::OpCall: buffer " + s.name +
                                     " has an offset a correctness call cannot honour");
       }
-      if (generated && s.role == p::Role::kOutput) {
-        throw std::invalid_argument("labkit::OpCall: output " + s.name + " cannot be generated");
-      }
       const uint64_t span = (s.bytes() * calls + 63) / 64 * 64;
       if (s.role != p::Role::kOutput && !generated) {
         d.in_offset = cursor;

@@ -94,6 +94,10 @@ Case small_case(DType dtype, uint32_t bins, uint32_t dist) {
 TEST(HistogramVerify, ExactCountsPassAndEachMistakeIsNamed) {
   const Case c = small_case(DType::kI32, 1024, kHot);
   const CheckSpec s = spec("v", c);
+  // The bins begin every call as fresh garbage drawn by the executor, not as the poison.
+  const BufferSpec& bins = s.call.buffers[Sig::kBins];
+  EXPECT_EQ(bins.source, protocol::Source::kUniformI32);
+  EXPECT_EQ(bins.seed, bins_seed(c));
   for (int call = 0; call < c.calls; ++call) {
     const HistogramDist d = make_histogram_dist(
         protocol::source_seed(in_seed(c), static_cast<uint32_t>(call)), c.dist, c.bins);
@@ -114,10 +118,22 @@ TEST(HistogramVerify, ExactCountsPassAndEachMistakeIsNamed) {
         protocol::source_seed(in_seed(c), static_cast<uint32_t>(1 - call)), c.dist, c.bins);
     EXPECT_FALSE(s.verify(call, {Bytes{}, as_bytes(naive_counts(other, c.n))}).ok());
 
-    // A bin left as the poison the judge wrote.
-    Bytes poisoned = as_bytes(counts);
-    std::memcpy(poisoned.data() + 4 * 3, &kPoisonBits, 4);
-    EXPECT_FALSE(s.verify(call, {Bytes{}, poisoned}).ok());
+    // Bins not zeroed: the counts on top of the garbage the call began with, or a bin left as
+    // that garbage. Each is named.
+    const uint64_t garbage_seed =
+        protocol::source_seed(bins_seed(c), static_cast<uint32_t>(call));
+    std::vector<int64_t> on_top = counts, untouched = counts;
+    for (size_t b = 0; b < counts.size(); ++b) {
+      const int32_t before = uniform_i32(garbage_seed, b, kGarbageLo, kGarbageHi);
+      on_top[b] = static_cast<uint32_t>(before) + static_cast<uint32_t>(counts[b]);
+    }
+    const size_t hot = d.special;
+    untouched[hot] = static_cast<uint32_t>(uniform_i32(garbage_seed, hot, kGarbageLo, kGarbageHi));
+    const Verdict v_on_top = s.verify(call, {Bytes{}, as_bytes(on_top)});
+    EXPECT_NE(v_on_top.message.find("added to the garbage"), std::string::npos) << v_on_top.message;
+    const Verdict v_untouched = s.verify(call, {Bytes{}, as_bytes(untouched)});
+    EXPECT_NE(v_untouched.message.find("1 bin is still the garbage"), std::string::npos)
+        << v_untouched.message;
   }
 }
 

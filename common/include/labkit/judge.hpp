@@ -80,7 +80,11 @@ struct BufferSpec {
   uint32_t elem_size = 4;
   uint64_t count = 0;
   std::vector<uint64_t> dims;       // for messages: {rows, cols}, {n}, {n, c, h, w}
-  protocol::Source source = protocol::Source::kArena;  // or drawn on the device (protocol.hpp)
+  // Or drawn on the device (protocol.hpp). For an output: what it holds before every call, drawn
+  // fresh for each call in place of the harness's poison (a launcher that zeroes or overwrites
+  // it cannot fold a known initial value into its answer; the report then cannot say "never
+  // written" from the poison, and the family's verify says it instead).
+  protocol::Source source = protocol::Source::kArena;
   double lo = -1.0, hi = 1.0;       // generator range
   // Correctness calls only: a generated source's seed (call c draws with
   // protocol::source_seed(seed, c); OpCall::inputs holds no bytes for that buffer), and how many

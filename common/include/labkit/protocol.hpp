@@ -67,7 +67,8 @@ enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };
 // correctness call (kRun: inputs too large to pass through the host) by the worker (the
 // executor, never the planner, which sees no input), from the buffer's `seed` (call c:
 // source_seed(seed, c)), for an input or in-out buffer; the judge draws the same numbers on its
-// own GPU memory for its reference, and never takes the worker's copy on trust.
+// own GPU memory for its reference, and never takes the worker's copy on trust. For an output,
+// a generated source is the garbage it holds before every call, in place of the poison.
 enum class Source : uint32_t {
   kArena = 0,        // bytes written by the judge into the arena
   kUniformF32 = 1,   // labkit::uniform_f32(seed, i, lo, hi)

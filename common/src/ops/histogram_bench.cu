@@ -11,6 +11,7 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/histogram.hpp"
 #include "labkit/ops/histogram_dist.hpp"
 #include "labkit/ops/histogram_signature.hpp"
 
@@ -117,6 +118,11 @@ bench::Spec benchmark(const std::string& variant, DType dtype, uint32_t bins, si
                                   : protocol::Source::kHistogramI32;
   in.lo = dist;
   in.hi = bins;
+  // Fresh garbage in the bins before every timed call, as in the tests (histogram.hpp).
+  BufferSpec& out = s.call.buffers[Sig::kBins];
+  out.source = protocol::Source::kUniformI32;
+  out.lo = kGarbageLo;
+  out.hi = kGarbageHi;
   s.flop = static_cast<double>(n);
   s.bytes = static_cast<double>(n) * static_cast<double>(elem_size(dtype)) + 4.0 * bins;
   s.baseline_name = "CUB DeviceHistogram::HistogramEven (CCCL " +

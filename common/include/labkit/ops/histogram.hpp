@@ -1,8 +1,8 @@
 // The histogram op family, judge side (lab 09): bins[b] = how many of in[0..n) equal b. `in`
 // holds bytes (256 bins) or ints in [0, bins) for a bin count given at run time (1 to 2^20), drawn
 // by the worker on the GPU from one of four distributions (labkit/ops/histogram_dist.hpp:
-// uniform, one hot bin, all one value, runs); `bins` is poisoned before every call (the launcher
-// zeroes it). Every count must be exact: the judge counts the same draw on its own CPU cores,
+// uniform, one hot bin, all one value, runs); `bins` holds fresh random garbage before every
+// call, tests and timed calls alike (the launcher zeroes it; no known value to fold in). Every count must be exact: the judge counts the same draw on its own CPU cores,
 // without storing it. Its buffers: histogram_signature.hpp.
 //
 // Tests as data (labkit/cases.hpp), the keys of a row:
@@ -46,8 +46,11 @@ struct Case {
 // "v2_shared_privatized (u8, runs) on n=1025 [seed 42]"
 std::string describe(const std::string& variant, const Case& c);
 
-// The seed the worker draws call 0's `in` from (call c: protocol::source_seed(seed, c)).
+// The seed the worker draws call 0's `in` from (call c: protocol::source_seed(seed, c)), and
+// the garbage `bins` holds before call 0 (uniform ints in [kGarbageLo, kGarbageHi]).
 uint64_t in_seed(const Case& c);
+uint64_t bins_seed(const Case& c);
+inline constexpr int32_t kGarbageLo = INT32_MIN, kGarbageHi = INT32_MAX;
 
 // The exact counts of `n` values drawn from `d`, over the CPU's cores (none stored).
 std::vector<int64_t> count_draw(const HistogramDist& d, size_t n);
