@@ -207,10 +207,13 @@ bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
   return true;
 }
 
-// Zeros over all of a block's shared memory: its dynamic window and its reserved part
-// (%reserved_smem_offset_begin..end, which any kernel can address through the shared window;
+// Over all of a block's shared memory: garbage in its dynamic window (a word of `pattern` mixed
+// with its index: no two words alike, no value a kernel can count on, so one that reads shared
+// memory before writing it, a histogram or a tree never zeroed, is wrong in the tests as it
+// would be on any GPU), zeros in its reserved part (%reserved_smem_offset_begin..end, which any
+// kernel can address through the shared window, and which the system's own uses expect clear;
 // those registers exist from sm_80).
-__global__ void scrub_shared_kernel() {
+__global__ void scrub_shared_kernel(uint32_t pattern) {
   extern __shared__ uint4 window[];
   uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
   asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
@@ -219,7 +222,8 @@ __global__ void scrub_shared_kernel() {
   asm volatile("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(reserved_end));
 #endif
   for (uint32_t i = threadIdx.x; i < dynamic_bytes / 16; i += blockDim.x) {
-    window[i] = make_uint4(0, 0, 0, 0);
+    const uint32_t w = pattern ^ (i * 0x9E3779B9u);
+    window[i] = make_uint4(w, w * 0x85EBCA6Bu, w ^ 0xC2B2AE35u, ~w);
   }
   for (uint32_t at = reserved_begin + 4 * threadIdx.x; at + 4 <= reserved_end;
        at += 4 * blockDim.x) {
@@ -267,6 +271,11 @@ bool scrub_local_memory(size_t frame, cudaStream_t stream) {
 }
 
 bool scrub_shared_memory(cudaStream_t stream) {
+  // Other garbage for every scrub. Not secret (a kernel reads its own shared memory anyway, and
+  // subtracting what it read costs what zeroing does), only never zero and never the same twice
+  // in a row; drawn without a system call (the executor's sandbox allows few).
+  static uint64_t scrubs = 0;
+  const uint32_t pattern = static_cast<uint32_t>(hash64(0x5C2BB1E5u, scrubs++) >> 32) | 1u;
   int sms = 0, threads = 0, shared_optin = 0, per_sm = 0, reserved = 0, device = 0;
   if (!device_counts(sms, threads, shared_optin) || cudaGetDevice(&device) != cudaSuccess ||
       cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
@@ -300,7 +309,7 @@ bool scrub_shared_memory(cudaStream_t stream) {
         return false;
       }
       scrub_shared_kernel<<<static_cast<unsigned>(sms) * 8, 32, static_cast<size_t>(block),
-                            stream>>>();
+                            stream>>>(pattern);
       if (cudaGetLastError() != cudaSuccess) return false;
     }
     if (last) break;

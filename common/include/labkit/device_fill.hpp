@@ -89,8 +89,9 @@ void launch_empty_kernel(cudaStream_t stream);
 bool scrub_local_memory(size_t frame, cudaStream_t stream);
 // The same for shared memory: in every split between L1 and shared memory the SM can take
 // (where a block's shared memory lies depends on it), blocks of a quarter of the shared part,
-// four to an SM, store zeros over their dynamic window and their reserved part. False when it
-// could not launch.
+// four to an SM, store fresh garbage over their dynamic window (no kernel finds zeros it did not
+// write: a shared histogram or tree never zeroed is wrong, as on any GPU) and zeros over their
+// reserved part. False when it could not launch.
 bool scrub_shared_memory(cudaStream_t stream);
 // How many elements differ from what fill_uniform_* wrote with these arguments, or between two
 // buffers (32-bit words of `bytes`, bytes % 4 == 0); synchronises `stream`.
