@@ -399,6 +399,9 @@ def perf_table(lab: LabResult) -> str:
     rows.append("</table>")
     notes = [f"<p class=\"note\">{esc(perf_name(lab, p))}: {esc(p.message)}</p>"
              for p in lab.performance if p.status != "measured" and p.message.strip()]
+    # What each ratio is to, with the library's version (the benchmark's label).
+    notes += [f"<p class=\"note\">{esc(perf_name(lab, p))}: against {esc(p.baseline)}</p>"
+              for p in lab.performance if p.status == "measured" and p.baseline]
     # The profile stage's lines (grade --profile): never scored.
     for p in lab.performance:
         lines = profile_lines(p) if p.status == "measured" else []

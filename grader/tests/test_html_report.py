@@ -110,6 +110,11 @@ class SubmissionPage(unittest.TestCase):
         perf.counters = {"prof_status": 3}
         self.assertIn("profile: none: the profiler measured no kernel",
                       html_report.perf_table(lab))
+        # The baseline with its library's version, where the benchmark named it.
+        self.assertNotIn("against", html_report.perf_table(lab))
+        perf.baseline = "CUB DeviceReduce::Sum (CCCL 3.0.1)"
+        self.assertIn("v4 2^28: against CUB DeviceReduce::Sum (CCCL 3.0.1)",
+                      html_report.perf_table(lab))
 
     def test_roofline_points_and_the_reference(self):
         pts = self.h.roofline_points(html_samples.submission())
