@@ -237,7 +237,7 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
   o.unwritten.assign(n, 0);
   if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);
   if (dtype == DType::kI32 || dtype == DType::kI64) o.ints.resize(n);
-  if (size < 4) {  // bytes are inputs, never poisoned outputs: nothing of them to observe
+  if (size < 4) {  // bytes and 16-bit floats are inputs, never poisoned outputs
     throw std::invalid_argument("labkit::observe: outputs are 4 or 8 bytes per element");
   }
   parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
@@ -263,7 +263,9 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
           break;
         }
         case DType::kI64: std::memcpy(&o.ints[i], at, 8); break;
-        case DType::kU8: break;
+        case DType::kU8:
+        case DType::kF16:
+        case DType::kBF16: break;
       }
     }
   });

@@ -2,6 +2,7 @@
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/half.hpp"
 #include "labkit/ops/conv_dist.hpp"
 #include "labkit/ops/histogram_dist.hpp"
 #include "labkit/ops/reduce_dist.hpp"
@@ -25,6 +26,14 @@ __global__ void uniform_f32_kernel(float* out, size_t count, uint64_t seed, floa
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     out[i] = uniform_f32(seed, i, lo, hi);
+  }
+}
+
+__global__ void uniform_16_kernel(uint16_t* out, size_t count, uint64_t seed, float lo, float hi,
+                                  bool bf16) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    out[i] = uniform_16(seed, i, lo, hi, bf16);
   }
 }
 
@@ -71,6 +80,15 @@ __global__ void to_f64_kernel(const float* in, double* out, size_t count, bool s
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     const double v = in[i];
+    out[i] = square ? v * v : v;
+  }
+}
+
+__global__ void to_f64_16_kernel(const uint16_t* in, bool bf16, double* out, size_t count,
+                                 bool square) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    const double v = from_16_bits(in[i], bf16);
     out[i] = square ? v * v : v;
   }
 }
@@ -137,6 +155,15 @@ __global__ void count_not_uniform_f32_kernel(const float* a, size_t count, uint6
        i += size_t{gridDim.x} * blockDim.x) {
     const float want = uniform_f32(seed, i, lo, hi);
     if (__float_as_uint(a[i]) != __float_as_uint(want)) atomicAdd(differ, 1ull);
+  }
+}
+
+__global__ void count_not_uniform_16_kernel(const uint16_t* a, size_t count, uint64_t seed,
+                                            float lo, float hi, bool bf16,
+                                            unsigned long long* differ) {
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
+       i += size_t{gridDim.x} * blockDim.x) {
+    if (a[i] != uniform_16(seed, i, lo, hi, bf16)) atomicAdd(differ, 1ull);
   }
 }
 
@@ -325,6 +352,15 @@ uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, floa
   });
 }
 
+uint64_t count_not_uniform_16(const void* a, bool bf16, size_t count, uint64_t seed, float lo,
+                              float hi, cudaStream_t stream) {
+  if (count == 0) return 0;
+  return count_on_device(stream, [&](unsigned long long* d) {
+    count_not_uniform_16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const uint16_t*>(a), count, seed, lo, hi, bf16, d);
+  });
+}
+
 uint64_t count_not_uniform_i32(const int32_t* a, size_t count, uint64_t seed, int32_t lo,
                                int32_t hi, cudaStream_t stream) {
   if (count == 0) return 0;
@@ -340,6 +376,14 @@ uint64_t count_differences(const void* a, const void* b, size_t bytes, cudaStrea
     count_differences_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
         static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b), words, d);
   });
+}
+
+void fill_uniform_16(void* out, bool bf16, size_t count, uint64_t seed, float lo, float hi,
+                     cudaStream_t stream) {
+  if (count == 0) return;
+  uniform_16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<uint16_t*>(out),
+                                                                count, seed, lo, hi, bf16);
+  LABKIT_CHECK_LAUNCH();
 }
 
 void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
@@ -472,6 +516,11 @@ void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed
       fill_uniform_f32(static_cast<float*>(out), count, seed, static_cast<float>(lo),
                        static_cast<float>(hi), stream);
       return;
+    case protocol::Source::kUniformF16:
+    case protocol::Source::kUniformBF16:
+      fill_uniform_16(out, source == protocol::Source::kUniformBF16, count, seed,
+                      static_cast<float>(lo), static_cast<float>(hi), stream);
+      return;
     case protocol::Source::kUniformI32:
       fill_uniform_i32(static_cast<int32_t*>(out), count, seed, static_cast<int32_t>(lo),
                        static_cast<int32_t>(hi), stream);
@@ -507,6 +556,10 @@ uint64_t count_not_source(const void* a, protocol::Source source, size_t count, 
     case protocol::Source::kUniformF32:
       return count_not_uniform_f32(static_cast<const float*>(a), count, seed,
                                    static_cast<float>(lo), static_cast<float>(hi), stream);
+    case protocol::Source::kUniformF16:
+    case protocol::Source::kUniformBF16:
+      return count_not_uniform_16(a, source == protocol::Source::kUniformBF16, count, seed,
+                                  static_cast<float>(lo), static_cast<float>(hi), stream);
     case protocol::Source::kUniformI32:
       return count_not_uniform_i32(static_cast<const int32_t*>(a), count, seed,
                                    static_cast<int32_t>(lo), static_cast<int32_t>(hi), stream);
@@ -532,6 +585,14 @@ uint64_t count_not_source(const void* a, protocol::Source source, size_t count, 
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream) {
   if (count == 0) return;
   to_f64_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count, square);
+  LABKIT_CHECK_LAUNCH();
+}
+
+void to_f64_16(const void* in, bool bf16, double* out, size_t count, bool square,
+               cudaStream_t stream) {
+  if (count == 0) return;
+  to_f64_16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const uint16_t*>(in),
+                                                               bf16, out, count, square);
   LABKIT_CHECK_LAUNCH();
 }
 

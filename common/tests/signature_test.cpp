@@ -198,6 +198,60 @@ TEST(Signature, MatmulBuffersAndLauncher) {
   }
 }
 
+// Lab 10: A and B in a 16-bit float, C in float32; one launcher instantiation per type.
+template <typename T>
+void matmul16_fake(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t) {
+  g_pointers = {{"A", A}, {"B", B}, {"C", C}};
+  g_ints = {M, N, K};
+  g_instantiation = std::is_same_v<T, __half>          ? "f16"
+                    : std::is_same_v<T, __nv_bfloat16> ? "bf16"
+                                                       : "?";
+}
+
+TEST(Signature, Matmul16BuffersAndLauncher) {
+  namespace mm = ops::matmul;
+  for (auto [M, N, K] : {std::tuple{128, 128, 32}, {256, 384, 96}}) {
+    for (DType dtype : {DType::kF16, DType::kBF16}) {
+      const std::string what = std::string("matmul ") + dtype_name(dtype) + " " +
+                               std::to_string(M) + "x" + std::to_string(N) + "x" +
+                               std::to_string(K);
+      const std::vector<Expected> want = {{"A", Role::kInput, 2, {uint64_t(M), uint64_t(K)}},
+                                          {"B", Role::kInput, 2, {uint64_t(K), uint64_t(N)}},
+                                          {"C", Role::kOutput, 4, {uint64_t(M), uint64_t(N)}}};
+      expect_table(mm::Sig::kBufs, mm::Sig::Sizes{uint64_t(M), uint64_t(N), uint64_t(K), dtype},
+                   want);
+      mm::Case c;
+      c.M = M;
+      c.N = N;
+      c.K = K;
+      c.calls = 2;
+      c.dtype = dtype;
+      const CheckSpec s = mm::spec("v", c);
+      expect_buffers(s.call, want, what + " spec");
+      ASSERT_EQ(s.call.inputs.size(), 2u) << what;
+      EXPECT_EQ(s.call.inputs[1][mm::Sig::kA].size(), size_t(M) * K * 2) << what << ": A's bytes";
+      const bench::Spec b = mm::benchmark("v", M, N, K, dtype);
+      expect_buffers(bench_call(b), want, what + " benchmark");
+      EXPECT_EQ(b.call.buffers[mm::Sig::kA].source, dtype == DType::kF16
+                                                        ? protocol::Source::kUniformF16
+                                                        : protocol::Source::kUniformBF16)
+          << what;
+      EXPECT_EQ(b.name.rfind("matmul/v/" + std::string(dtype_name(dtype)) + "/", 0), 0u) << b.name;
+      expect_invoke(&mm::invoke16, mm::Pair16{&matmul16_fake<__half>, &matmul16_fake<__nv_bfloat16>},
+                    s.call, what);
+      EXPECT_EQ(g_ints, (std::vector<int64_t>{M, N, K})) << what << ": M, N, K";
+      EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
+      // The float32 launchers of labs 01-04 refuse 16-bit inputs, and the 16-bit ones float32.
+      EXPECT_THROW(expect_invoke(&mm::invoke, &matmul_fake, s.call, what), std::invalid_argument);
+    }
+  }
+  mm::Case c;
+  EXPECT_THROW(expect_invoke(&mm::invoke16,
+                             mm::Pair16{&matmul16_fake<__half>, &matmul16_fake<__nv_bfloat16>},
+                             mm::spec("v", c).call, "float32"),
+               std::invalid_argument);
+}
+
 // ---------------------------------------------------------------------------------- reduce
 
 std::vector<Expected> reduce_buffers(uint64_t n, uint64_t workspace) {

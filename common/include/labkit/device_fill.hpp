@@ -16,6 +16,12 @@ namespace labkit {
 
 void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
                       cudaStream_t stream);
+// uniform_f32 rounded to IEEE half (bf16 = false) or bfloat16 (labkit/half.hpp: uniform_16),
+// as 16-bit words; and how many elements differ from it (synchronises).
+void fill_uniform_16(void* out, bool bf16, size_t count, uint64_t seed, float lo, float hi,
+                     cudaStream_t stream);
+uint64_t count_not_uniform_16(const void* a, bool bf16, size_t count, uint64_t seed, float lo,
+                              float hi, cudaStream_t stream);
 void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int32_t hi,
                       cudaStream_t stream);
 // Writes `pattern` to every aligned 32-bit word of [out, out + bytes); bytes % 4 == 0.
@@ -73,6 +79,9 @@ uint64_t count_not_source(const void* a, protocol::Source source, size_t count, 
                           double lo, double hi, cudaStream_t stream, size_t plane = 0);
 // out[i] = in[i] (or in[i]^2 when `square`) in double: the inputs of a double reference product.
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream);
+// The same from 16-bit floats (IEEE half, or bfloat16 when bf16).
+void to_f64_16(const void* in, bool bf16, double* out, size_t count, bool square,
+               cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch

@@ -85,7 +85,9 @@ enum class Source : uint32_t {
   kHistogramU8 = 8,  // the histogram family's bytes (labkit/ops/histogram_dist.hpp; lo: the
                      // distribution, hi: the bin count)
   kHistogramI32 = 9, // the histogram family's ints, in [0, hi) (the same)
-  kLastSource = kHistogramI32,
+  kUniformF16 = 10,  // labkit::uniform_f32(seed, i, lo, hi) rounded to the nearest IEEE half
+  kUniformBF16 = 11, // the same, rounded to the nearest bfloat16
+  kLastSource = kUniformBF16,
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)

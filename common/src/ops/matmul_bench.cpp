@@ -28,33 +28,42 @@ std::string cublas_version() {
   return bench::version_text(v[0], v[1], v[2]);
 }
 
-// cuBLAS SGEMM (true FP32) is the baseline that is timed. The reference a timed call is checked
-// against is the product of the same inputs in double (DGEMM), with the tests' bound
-// (matmul_walk_bounds: sum_k (a b)^2 from a DGEMM of the squares): not cuBLAS's float product,
-// whose own rounding would have to be allowed for too.
+// cuBLAS is the baseline that is timed: SGEMM (true FP32) for float32 inputs, GemmEx with
+// float32 accumulation (CUBLAS_COMPUTE_32F, tensor cores) for 16-bit ones. The reference a timed
+// call is checked against is the product of the same inputs in double (DGEMM), with the tests'
+// bound (matmul_walk_bounds: sum_k (a b)^2 from a DGEMM of the squares): not cuBLAS's float
+// product, whose own rounding would have to be allowed for too.
 class CublasMatmul : public bench::Baseline {
  public:
-  CublasMatmul(int M, int N, int K)
-      : M_(M), N_(N), K_(K), A_(size_t(M) * K), B_(size_t(K) * N), C_(size_t(M) * N),
-        Ad_(size_t(M) * K), Bd_(size_t(K) * N), ref_(size_t(M) * N), sq_(size_t(M) * N) {
+  CublasMatmul(int M, int N, int K, DType in)
+      : M_(M), N_(N), K_(K), in_(in), A_(in == DType::kF32 ? size_t(M) * K : 0),
+        B_(in == DType::kF32 ? size_t(K) * N : 0), A16_(in == DType::kF32 ? 0 : size_t(M) * K),
+        B16_(in == DType::kF32 ? 0 : size_t(K) * N), C_(size_t(M) * N), Ad_(size_t(M) * K),
+        Bd_(size_t(K) * N), ref_(size_t(M) * N), sq_(size_t(M) * N) {
     CUBLAS_CHECK(cublasCreate(&handle_));
     CUBLAS_CHECK(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH));  // true FP32, no TF32
   }
   ~CublasMatmul() override { cublasDestroy(handle_); }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_uniform_f32(A_.get(), A_.size(), protocol::buffer_seed(seed, Sig::kA), -1.0f, 1.0f, s);
-    fill_uniform_f32(B_.get(), B_.size(), protocol::buffer_seed(seed, Sig::kB), -1.0f, 1.0f, s);
+    const uint64_t a = protocol::buffer_seed(seed, Sig::kA), b = protocol::buffer_seed(seed, Sig::kB);
+    if (in_ == DType::kF32) {
+      fill_uniform_f32(A_.get(), A_.size(), a, -1.0f, 1.0f, s);
+      fill_uniform_f32(B_.get(), B_.size(), b, -1.0f, 1.0f, s);
+    } else {
+      fill_uniform_16(A16_.get(), bf16(), A16_.size(), a, -1.0f, 1.0f, s);
+      fill_uniform_16(B16_.get(), bf16(), B16_.size(), b, -1.0f, 1.0f, s);
+    }
   }
 
-  void run(cudaStream_t s) override { sgemm(A_.get(), B_.get(), C_.get(), s); }
+  void run(cudaStream_t s) override { gemm(C_.get(), s); }
 
   bool right_on_device(const std::vector<const void*>& outputs, cudaStream_t s) override {
     if (outputs.size() <= Sig::kC || outputs[Sig::kC] == nullptr) return false;
     reference(s);
     return count_beyond_walk_bound(static_cast<const float*>(outputs[Sig::kC]), ref_.get(),
-                                   sq_.get(),
-                                   size_t(M_) * N_, matmul_walk_scale(K_), s) == 0;
+                                   sq_.get(), size_t(M_) * N_, matmul_bound_scale(K_, in_),
+                                   s) == 0;
   }
 
   std::string verify(const std::vector<Bytes>& outputs, cudaStream_t s) override {
@@ -66,7 +75,7 @@ class CublasMatmul : public bench::Baseline {
     reference(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
     const std::vector<double> ref = ref_.download(), sq = sq_.download();
-    const std::vector<double> bound = matmul_walk_bounds(ref, sq, K_);
+    const std::vector<double> bound = matmul_scaled_bounds(ref, sq, matmul_bound_scale(K_, in_));
     // Every timed call is checked: the common case (all right) is a parallel pass, the full
     // report only when it is not.
     if (all_within(got, ref, bound)) return "";
@@ -75,22 +84,40 @@ class CublasMatmul : public bench::Baseline {
   }
 
  private:
+  bool bf16() const { return in_ == DType::kBF16; }
+
+  // A and B in double (or their squares).
+  void widen(bool square, cudaStream_t s) {
+    if (in_ == DType::kF32) {
+      to_f64(A_.get(), Ad_.get(), A_.size(), square, s);
+      to_f64(B_.get(), Bd_.get(), B_.size(), square, s);
+    } else {
+      to_f64_16(A16_.get(), bf16(), Ad_.get(), A16_.size(), square, s);
+      to_f64_16(B16_.get(), bf16(), Bd_.get(), B16_.size(), square, s);
+    }
+  }
+
   // The product of this call's inputs in double, and of their squares (for the bound).
   void reference(cudaStream_t s) {
-    to_f64(A_.get(), Ad_.get(), A_.size(), false, s);
-    to_f64(B_.get(), Bd_.get(), B_.size(), false, s);
+    widen(false, s);
     dgemm(Ad_.get(), Bd_.get(), ref_.get(), s);
-    to_f64(A_.get(), Ad_.get(), A_.size(), true, s);
-    to_f64(B_.get(), Bd_.get(), B_.size(), true, s);
+    widen(true, s);
     dgemm(Ad_.get(), Bd_.get(), sq_.get(), s);
   }
 
   // Row-major C = A * B through column-major cuBLAS: C^T = B^T * A^T.
-  void sgemm(const float* A, const float* B, float* C, cudaStream_t s) {
+  void gemm(float* C, cudaStream_t s) {
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasSetStream(handle_, s));
-    CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N_, M_, K_, &one, B, N_, A, K_,
-                             &zero, C, N_));
+    if (in_ == DType::kF32) {
+      CUBLAS_CHECK(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N_, M_, K_, &one, B_.get(), N_,
+                               A_.get(), K_, &zero, C, N_));
+      return;
+    }
+    const cudaDataType_t type = bf16() ? CUDA_R_16BF : CUDA_R_16F;
+    CUBLAS_CHECK(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, N_, M_, K_, &one, B16_.get(),
+                              type, N_, A16_.get(), type, K_, &zero, C, CUDA_R_32F, N_,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
   }
   void dgemm(const double* A, const double* B, double* C, cudaStream_t s) {
     const double one = 1.0, zero = 0.0;
@@ -100,31 +127,42 @@ class CublasMatmul : public bench::Baseline {
   }
 
   int M_, N_, K_;
+  DType in_;
   cublasHandle_t handle_ = nullptr;
-  DeviceBuffer<float> A_, B_, C_;
+  DeviceBuffer<float> A_, B_;
+  DeviceBuffer<uint16_t> A16_, B16_;
+  DeviceBuffer<float> C_;
   DeviceBuffer<double> Ad_, Bd_, ref_, sq_;
 };
 
 }  // namespace
 
-bench::Spec benchmark(const std::string& variant, int M, int N, int K) {
+bench::Spec benchmark(const std::string& variant, int M, int N, int K, DType in) {
   bench::Spec s;
+  const std::string size =
+      M == N && N == K ? std::to_string(M)
+                       : std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
   s.name = "matmul/" + variant + "/" +
-           (M == N && N == K ? std::to_string(M)
-                             : std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K));
+           (in == DType::kF32 ? size : std::string(dtype_name(in)) + "/" + size);
   const uint64_t m = M, n = N, k = K;
   s.call.variant = variant;
-  s.call.params = Sig::params(M, N, K);
-  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{m, n, k});
+  s.call.params = Sig::params(M, N, K, in);
+  s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{m, n, k, in});
   for (const int b : {Sig::kA, Sig::kB}) {
-    s.call.buffers[b].source = protocol::Source::kUniformF32;
+    s.call.buffers[b].source = in == DType::kF32    ? protocol::Source::kUniformF32
+                               : in == DType::kF16 ? protocol::Source::kUniformF16
+                                                    : protocol::Source::kUniformBF16;
     s.call.buffers[b].lo = -1.0;
     s.call.buffers[b].hi = 1.0;
   }
   s.flop = 2.0 * m * n * k;
-  s.bytes = 4.0 * (m * k + k * n + m * n);
-  s.baseline_name = "cuBLAS SGEMM (FP32, cuBLAS " + cublas_version() + ")";
-  s.baseline = [M, N, K] { return std::make_unique<CublasMatmul>(M, N, K); };
+  s.bytes = elem_size(in) * double(m * k + k * n) + 4.0 * m * n;
+  s.baseline_name = in == DType::kF32
+                        ? "cuBLAS SGEMM (FP32, cuBLAS " + cublas_version() + ")"
+                        : std::string("cuBLAS GemmEx (") + (in == DType::kF16 ? "FP16" : "BF16") +
+                              " inputs, FP32 accumulation, tensor cores, cuBLAS " +
+                              cublas_version() + ")";
+  s.baseline = [M, N, K, in] { return std::make_unique<CublasMatmul>(M, N, K, in); };
   return s;
 }
 

@@ -23,6 +23,13 @@ long long side(const std::string& text) {
   return v <= INT_MAX ? v : -1;
 }
 
+// "f16" or "bf16" (lab 10's inputs).
+DType half_dtype(const std::string& text) {
+  if (text == "f16") return DType::kF16;
+  if (text == "bf16") return DType::kBF16;
+  throw std::invalid_argument("dtype '" + text + "' is neither f16 nor bf16");
+}
+
 }  // namespace
 
 Shape parse_shape(const std::string& text) {
@@ -46,13 +53,22 @@ cases::Family family(SizePromise promise) {
   if (promise.mn < 1 || promise.k < 1) throw std::invalid_argument("a size promise of multiples below 1");
   cases::Family f;
   f.name = "matmul";
-  f.parts = {{"shape", "", [](const std::string& v) {
-                const Shape s = parse_shape(v);
-                return shape_label(s.M, s.N, s.K);
-              }}};
+  if (promise.half_inputs) {
+    f.parts.push_back({"dtype", "", [](const std::string& v) {
+                         return std::string(dtype_name(half_dtype(v)));
+                       }});
+  }
+  f.parts.push_back({"shape", "", [](const std::string& v) {
+                       const Shape s = parse_shape(v);
+                       return shape_label(s.M, s.N, s.K);
+                     }});
   f.scalars = {"calls", "capture", "race"};
   f.check = [promise](const cases::Row& row) {
     if (!row.has("shape")) throw std::invalid_argument("no 'shape' (MxNxK)");
+    if (promise.half_inputs) {
+      if (!row.has("dtype")) throw std::invalid_argument("no 'dtype' (f16 or bf16)");
+      half_dtype(row.text("dtype"));
+    }
     Shape s;
     try {
       s = parse_shape(row.text("shape"));
@@ -66,9 +82,10 @@ cases::Family family(SizePromise promise) {
     }
     cases::calls_of(row);
   };
-  f.run = [](const std::string& variant, const cases::Row& row, uint64_t seed) {
+  f.run = [promise](const std::string& variant, const cases::Row& row, uint64_t seed) {
     const Shape s = parse_shape(row.text("shape"));
     Case c;
+    if (promise.half_inputs) c.dtype = half_dtype(row.text("dtype"));
     c.M = s.M;
     c.N = s.N;
     c.K = s.K;

@@ -66,9 +66,18 @@ double matmul_walk_scale(int K, double c) {
   return c * std::sqrt(static_cast<double>(K)) * std::ldexp(1.0, -24);
 }
 
+double matmul_bound_scale(int K, DType inputs) {
+  return inputs == DType::kF32 ? matmul_walk_scale(K)
+                               : kMatmulHalfC * static_cast<double>(K) * std::ldexp(1.0, -24);
+}
+
 std::vector<double> matmul_walk_bounds(const std::vector<double>& ref,
                                        const std::vector<double>& sq_product, int K, double c) {
-  const double scale = matmul_walk_scale(K, c);
+  return matmul_scaled_bounds(ref, sq_product, matmul_walk_scale(K, c));
+}
+
+std::vector<double> matmul_scaled_bounds(const std::vector<double>& ref,
+                                         const std::vector<double>& sq_product, double scale) {
   std::vector<double> bound(ref.size());
   for (size_t i = 0; i < bound.size(); ++i) {
     bound[i] = scale * (std::sqrt(sq_product[i]) + std::fabs(ref[i]));

@@ -5,6 +5,8 @@
 //   capture   record the launcher under stream capture and replay it (default false)
 //   race      compute-sanitizer racecheck instead of the plain check (default false; skipped,
 //             visibly, when the judge was given no sanitizer)
+//   dtype     lab 10 only (16-bit inputs), required: "f16" or "bf16", in the name before the shape
+//             (v1_wmma_f16_M128_N128_K32)
 // A lab with a size promise (labs 02, 03) passes it: a shape outside it stops the program
 // before any test runs, naming the cases file and line.
 #pragma once
@@ -28,6 +30,7 @@ Shape parse_shape(const std::string& text);
 struct SizePromise {
   int mn = 1;
   int k = 1;
+  bool half_inputs = false;  // lab 10: A and B in a 16-bit float, the rows' `dtype`
 };
 bool keeps(const SizePromise& promise, const Shape& s);
 
