@@ -1,8 +1,8 @@
 // CHEAT: v2's launcher calls cublasGemmEx (FP16 or BF16 inputs, FP32 output, CUBLAS_COMPUTE_32F)
 // on the given stream: the benchmark's baseline itself, a ratio near 1 for no work. v2's kernel
 // is left in the file, unused.
-// Caught by: the policy, before anything runs: the include rule (<cublas_v2.h>) and the import
-// rule (cublasCreate_v2, cublasSetStream_v2, cublasGemmEx: vendor libraries).
+// Caught by: the policy, before anything runs: the include rule (<cublas_v2.h>, a vendor library
+// header). Without the include, the import rule would refuse the calls (cublas*: vendor libraries).
 #include <cuda_runtime.h>
 #include <mma.h>
 
