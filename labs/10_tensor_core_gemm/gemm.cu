@@ -103,40 +103,65 @@ __global__ void __launch_bounds__(v1::kThreads, 2)
 // slices are copied.
 
 namespace v2 {
-constexpr int BM = 128;        // block tile rows
-constexpr int BN = 128;        // block tile columns
-constexpr int BK = 32;         // slice depth (one stage holds one slice of A and one of B)
-constexpr int WM = 64;         // warp tile rows
-constexpr int WN = 64;         // warp tile columns
-constexpr int kStages = 4;     // slices in shared memory: kStages - 1 in flight, one computed
-constexpr int kMinBlocksPerSM = 2;
-constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x 2 warps
-constexpr int kThreads = 32 * kWarpsM * kWarpsN;     // 128
-[[maybe_unused]] constexpr int kTilesM = WM / 16;                     // mma tiles of 16 rows per warp: 4
-[[maybe_unused]] constexpr int kTilesN = WN / 8;                      // mma tiles of 8 columns per warp: 8
-constexpr int kRowBytesA = BK * 2;                   // 64: a row of a stage's A
-constexpr int kRowBytesB = BN * 2;                   // 256: a row of a stage's B
-constexpr int kStageBytesA = BM * kRowBytesA;        // 8 KiB
-constexpr int kStageBytesB = BK * kRowBytesB;        // 8 KiB
-constexpr int kStageBytes = kStageBytesA + kStageBytesB;
-constexpr int kSmemBytes = kStages * kStageBytes;    // 64 KiB: past 48, the launcher opts in
-// The copies of one slice: 16-byte chunks, every thread the same rows at every slice.
-constexpr int kChunksPerRowA = BK / 8;                      // 4
-constexpr int kRowsPerPassA = kThreads / kChunksPerRowA;    // 32 rows of A per pass of the block
-[[maybe_unused]] constexpr int kPassesA = BM / kRowsPerPassA;                // 4 chunks of A per thread
-constexpr int kChunksPerRowB = BN / 8;                      // 16
-constexpr int kRowsPerPassB = kThreads / kChunksPerRowB;    // 8 rows of B per pass
-[[maybe_unused]] constexpr int kPassesB = BK / kRowsPerPassB;                // 4 chunks of B per thread
+// What every configuration shares: 128 rows of C per block, slices of depth 32, warps of 64 x 64.
+constexpr int BM = 128;                        // block tile rows
+constexpr int BK = 32;                         // slice depth (one stage holds one slice of A and one of B)
+constexpr int WM = 64;                         // warp tile rows
+constexpr int WN = 64;                         // warp tile columns
+[[maybe_unused]] constexpr int kTilesM = WM / 16;  // mma tiles of 16 rows per warp: 4
+[[maybe_unused]] constexpr int kTilesN = WN / 8;   // mma tiles of 8 columns per warp: 8
+constexpr int kSteps = BK / 16;                // steps of 16 of depth per slice: 2
+constexpr int kRowBytesA = BK * 2;             // 64: a row of a stage's A
+constexpr int kStageBytesA = BM * kRowBytesA;  // 8 KiB
+constexpr int kChunksPerRowA = BK / 8;         // 4 chunks of 16 bytes per row of A
 static_assert(BK == 32, "the A swizzle is for rows of 4 chunks (two rows per 128 bytes)");
-static_assert(BN % 64 == 0, "the B swizzle is for rows of whole 128-byte lines");
-static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
-              "warp tiles of whole ldmatrix.x4 loads");
+static_assert(BM % WM == 0 && WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole ldmatrix.x4 loads");
 static_assert((WN & (WN - 1)) == 0, "the B fragment addresses XOR the column chunk's bits");
-static_assert(kThreads % kChunksPerRowA == 0 && BM % kRowsPerPassA == 0 && kRowsPerPassA % 8 == 0,
-              "a thread's chunks of A are whole passes, 8-row aligned (same swizzle each pass)");
-static_assert(kThreads % kChunksPerRowB == 0 && BK % kRowsPerPassB == 0 && kRowsPerPassB % 8 == 0,
-              "a thread's chunks of B are whole passes, 8-row aligned (same swizzle each pass)");
-static_assert(kStages >= 2, "a pipeline");
+static_assert(kSteps % 2 == 0,
+              "the fragments of step ks sit in buffer ks % 2: a slice's first step in buffer 0");
+
+// What the width of the block tile decides. N is promised a multiple of 128 only, so there are
+// two instantiations of one kernel, and the launcher picks: Wide (128 x 256, the fast one) when
+// 256 divides N, Narrow (128 x 128) otherwise, where a 256-wide tile in the last block column
+// would reach 128 columns past N (Narrow also where a GPU cannot give a block Wide's shared
+// memory). The copies of a slice go in passes of the block, one 16-byte chunk per thread: a pass
+// covers kRowsPerPassA rows of A (kRowsPerPassB of B), a thread copies kPassesA chunks of A and
+// kPassesB of B.
+template <int BN_, int kStages_, int kMinBlocksPerSM_>
+struct Config {
+  static constexpr int BN = BN_;                              // block tile columns
+  static constexpr int kStages = kStages_;                    // slices in shared memory
+  static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;    // __launch_bounds__'s promise
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x BN / 64 warps
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kRowBytesB = BN * 2;                   // a row of a stage's B
+  static constexpr int kStageBytesB = BK * kRowBytesB;
+  static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+  static constexpr int kSmemBytes = kStages * kStageBytes;    // past 48 KiB: the launcher opts in
+  static constexpr int kRowsPerPassA = kThreads / kChunksPerRowA;  // rows of A per block pass
+  static constexpr int kPassesA = BM / kRowsPerPassA;              // chunks of A per thread
+  static constexpr int kChunksPerRowB = BN / 8;
+  static constexpr int kRowsPerPassB = kThreads / kChunksPerRowB;  // rows of B per pass
+  static constexpr int kPassesB = BK / kRowsPerPassB;              // chunks of B per thread
+  static_assert(BN % WN == 0 && (BN & (BN - 1)) == 0 && BN >= 64,
+                "B rows of whole 128-byte lines, a power of two (the XOR stays inside a row)");
+  static_assert(kThreads % kChunksPerRowA == 0 && kPassesA * kRowsPerPassA == BM &&
+                    kRowsPerPassA % 8 == 0,
+                "a thread's chunks of A are whole passes, 8-row aligned (same swizzle each pass)");
+  static_assert(kThreads % kChunksPerRowB == 0 && kPassesB * kRowsPerPassB == BK &&
+                    kRowsPerPassB % 8 == 0,
+                "a thread's chunks of B are whole passes, 8-row aligned (same swizzle each pass)");
+  static_assert(kStages >= 2, "a pipeline");
+  static_assert(kSmemBytes <= 227 * 1024, "the most shared memory a block can have (sm_90)");
+
+  // B's swizzled layout (below): chunk c of row k of a stage's B.
+  __device__ __forceinline__ static uint32_t b_offset(int k, int c) {
+    return k * kRowBytesB + ((c ^ (k & 7)) << 4);
+  }
+};
+// Config<BN, stages, blocks per SM>:
+using Wide = Config<256, 6, 1>;    // 2 x 4 warps, 256 threads, 24 KiB a stage: 144 KiB, 1 block/SM
+using Narrow = Config<128, 4, 2>;  // 2 x 2 warps, 128 threads, 16 KiB a stage: 64 KiB, 2 blocks/SM
 
 // The swizzled layouts, byte offsets in a stage. Shared memory has 32 banks of 4 bytes; a
 // warp's 16-byte accesses (cp.async stores, ldmatrix row reads) go 8 lanes at a time, so they
@@ -145,15 +170,14 @@ static_assert(kStages >= 2, "a pipeline");
 //   ldmatrix reads chunk c of 8 consecutive rows r0 .. r0 + 7 (r0 % 8 == 0): the line half
 //   (r % 2) and the column c ^ ((r / 2) % 4) differ for all 8. Unswizzled, the 8 rows would
 //   share 2 columns: 4-way conflicts.
-// B: row k (256 bytes: 16 chunks), chunk c at k * 256 + ((c ^ (k % 8)) * 16): 8 consecutive
-//   rows at one c hit 8 different columns (unswizzled, one: 8-way conflicts).
+// B: row k (BN * 2 bytes: 512 for Wide, 256 for Narrow; BN / 8 chunks), chunk c at
+//   k * BN * 2 + ((c ^ (k % 8)) * 16) (Config::b_offset): the XOR changes the low 3 bits of c,
+//   so a chunk stays in its 128-byte line, and 8 consecutive rows at one c hit 8 different
+//   columns (unswizzled, one: 8-way conflicts).
 // The cp.async stores of 8 consecutive lanes cover a whole line (A: 2 rows of 4 chunks; B: 8
 // chunks of a row), permuted within it by the XOR: conflict-free too.
 [[maybe_unused]] __device__ __forceinline__ uint32_t a_offset(int r, int c) {
   return r * kRowBytesA + ((c ^ ((r >> 1) & 3)) << 4);
-}
-[[maybe_unused]] __device__ __forceinline__ uint32_t b_offset(int k, int c) {
-  return k * kRowBytesB + ((c ^ (k & 7)) << 4);
 }
 }  // namespace v2
 
@@ -213,63 +237,75 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
+template <typename T, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     gemm_v2_mma_kernel(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
                        int M, int N, int K) {
   using namespace v2;
+  constexpr int BN = Cfg::BN, kStages = Cfg::kStages, kWarpsN = Cfg::kWarpsN;
+  constexpr int kRowBytesB = Cfg::kRowBytesB, kStageBytes = Cfg::kStageBytes;
   // kStages stages of kStageBytes: stage s's A at smem + s * kStageBytes (a_offset), its B
-  // kStageBytesA further (b_offset).
+  // kStageBytesA further (Cfg::b_offset).
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
 
   int tile_m, tile_n;
   tile_of_block(M / BM, N / BN, tile_m, tile_n);
   const int row0 = tile_m * BM, col0 = tile_n * BN;
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm0 = (warp / kWarpsN) * WM, wn0 = (warp % kWarpsN) * WN;  // warp tile in the block
-  const int ktiles = K / BK;
+  const int tid = threadIdx.x, ktiles = K / BK;
 
   // ---- TODO(student) BEGIN ---------------------------------------------------------------
   // 1. The copies. Slice kt of A is A[row0 .. row0 + BM) x [kt BK .. kt BK + BK): BM rows of 4
-  //    chunks of 16 bytes; thread tid copies chunk tid % 4 of rows tid / 4 + p * kRowsPerPassA
-  //    (p < kPassesA) with cp_async_16 to smem0 + stage * kStageBytes + a_offset(row, chunk).
-  //    Slice kt of B, B[kt BK .. + BK) x [col0 .. col0 + BN): chunk tid % 16 of rows
-  //    tid / 16 + p * kRowsPerPassB, to ... + kStageBytesA + b_offset(row, chunk). Work out the
-  //    global pointers and the offsets once, before the loop: only kt and the stage change.
-  // 2. The pipeline, one barrier per slice:
-  //      slices 0 .. kStages - 2 into stages 0 .. kStages - 2, a cp_async_commit() after each
-  //      (commit even when there is no slice to copy: the counting below wants one group per
-  //      slice number);
-  //      for kt = 0 .. ktiles - 1:
-  //        cp_async_wait<kStages - 2>()   this thread's copies of slice kt have landed
-  //        __syncthreads()                everyone's have; and everyone is done with slice
-  //                                       kt - 1, whose stage the next copy reuses
-  //        copy slice kt + kStages - 1 (if < ktiles) into stage (kt + kStages - 1) % kStages,
-  //        cp_async_commit()
-  //        compute on stage kt % kStages (3.)
-  // 3. Per 16 of depth (ks = 0, 1), warp tile WM x WN = kTilesM x kTilesN mma tiles of 16 x 8:
+  //    chunks of 16 bytes; thread tid copies chunk tid % 4 of rows tid / 4 + p *
+  //    Cfg::kRowsPerPassA (p < Cfg::kPassesA) with cp_async_16 to smem0 + stage * kStageBytes +
+  //    a_offset(row, chunk). Slice kt of B, B[kt BK .. + BK) x [col0 .. col0 + BN): chunk
+  //    tid % Cfg::kChunksPerRowB of rows tid / Cfg::kChunksPerRowB + p * Cfg::kRowsPerPassB, to
+  //    ... + kStageBytesA + Cfg::b_offset(row, chunk). Work out the global pointers and the
+  //    offsets once, before the loop: only kt and the stage change.
+  // 2. Fragments, per 16 of depth (step ks = 0, 1 of a slice), warp tile WM x WN = kTilesM x
+  //    kTilesN mma tiles of 16 x 8:
   //    A fragments: one ldmatrix_x4 per 16 rows: lane l gives the address of row
   //      r = wm0 + 16 mi + l % 16, chunk c = 2 ks + l / 16 (stage + a_offset(r, c)): its 4
   //      matrices are then a[0..3] of mma_16816's comment (rows +0 / +8, columns +0 / +8).
   //    B fragments: one ldmatrix_x4_trans per 16 columns (two mma tiles of 8): lane l gives row
   //      k = 16 ks + l % 16, chunk c = (wn0 + 16 nj) / 8 + l / 16 (stage + kStageBytesA +
-  //      b_offset(k, c)); r[0], r[1] are b[0], b[1] of tile 2 nj, r[2], r[3] those of tile
-  //      2 nj + 1 (the .trans turns rows of B into the "col" layout the mma wants).
+  //      Cfg::b_offset(k, c)); r[0], r[1] are b[0], b[1] of tile 2 nj, r[2], r[3] those of
+  //      tile 2 nj + 1 (the .trans turns rows of B into the "col" layout the mma wants).
   //    Then mma_16816<T>(acc[mi][ni], a[mi], b[ni]) for every mi, ni: float acc[4][8][4].
+  //    A lambda that loads the fragments of (stage, ks) into arrays passed by reference helps.
+  // 3. The pipeline, one barrier per slice, fragments double-buffered in registers
+  //    (uint32_t a[2][kTilesM][4], b[2][kTilesN][2]: buffer ks % 2 for step ks):
+  //      slices 0 .. kStages - 2 into stages 0 .. kStages - 2, a cp_async_commit() after each
+  //      (commit even when there is no slice to copy: the counting below wants one group per
+  //      slice number); cp_async_wait<kStages - 2>(); __syncthreads(); fragments of slice 0,
+  //      step 0 into buffer 0;
+  //      for kt = 0 .. ktiles - 1, stage kt % kStages:
+  //        step 0: fragments of step 1 into buffer 1; copy slice kt + kStages - 1 (if <
+  //                ktiles) into stage (kt + kStages - 1) % kStages, cp_async_commit();
+  //                the mma of buffer 0
+  //        step 1: cp_async_wait<kStages - 2>()  this thread's copies of slice kt + 1 landed
+  //                __syncthreads()               everyone's have; and everyone has read all
+  //                                              of slice kt (step 1 is in registers)
+  //                fragments of slice kt + 1, step 0, into buffer 0 (past the last slice:
+  //                a stale stage, never used); the mma of buffer 1
+  //      cp_async_wait<0>() at the end.
+  //    (Simpler first: per slice copy, commit, cp_async_wait<0>(), __syncthreads(), both
+  //    steps, __syncthreads(). README.md, "Steps".)
   // 4. Epilogue: acc[mi][ni][0], [1] are C[r][c], C[r][c + 1] with r = row0 + wm0 + 16 mi +
   //    lane / 4 and c = col0 + wn0 + 8 ni + 2 (lane % 4); [2], [3] those of row r + 8. One
   //    float2 store each.
   (void)A; (void)B; (void)C; (void)smem0; (void)row0; (void)col0; (void)lane;  // placeholder:
-  (void)wm0; (void)wn0; (void)ktiles;                                          // remove
+  (void)wm0; (void)wn0; (void)ktiles; (void)kStages; (void)kRowBytesB;         // remove these
+  (void)kStageBytes; (void)tid;                                                // three lines
   // ---- TODO(student) END -----------------------------------------------------------------
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// The launchers (given): a 1-D grid of (M / 128) x (N / 128) blocks.
+// The launchers (given): a 1-D grid of (M / 128) x (N / BN) blocks.
 
 template <typename T>
 void gemm_v1_wmma(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
@@ -279,18 +315,36 @@ void gemm_v1_wmma(const T* A, const T* B, float* C, int M, int N, int K, cudaStr
   gemm_v1_wmma_kernel<T><<<tiles, kThreads, 0, stream>>>(A, B, C, M, N, K);
 }
 
+namespace {
+// One configuration of v2. Past 48 KiB of dynamic shared memory a kernel must opt in (cheap: a
+// host-side setting of the current device), each instantiation for itself. All of the L1/shared
+// split to shared memory: the kernel reads global memory through cp.async.cg, which skips L1.
+template <typename T, class Cfg>
+void launch_v2(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>(M / v2::BM) * static_cast<unsigned>(N / Cfg::BN);
+  if (tiles == 0) return;
+  cudaFuncSetAttribute(gemm_v2_mma_kernel<T, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       Cfg::kSmemBytes);
+  cudaFuncSetAttribute(gemm_v2_mma_kernel<T, Cfg>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                       cudaSharedmemCarveoutMaxShared);
+  gemm_v2_mma_kernel<T, Cfg><<<tiles, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(A, B, C, M, N, K);
+}
+}  // namespace
+
+// N is a multiple of 128, not necessarily of 256: the 128 x 256 tiles (Wide) when they divide N,
+// else 128 x 128 tiles (Narrow, the same kernel): no block reads or writes past N, and the kernel
+// has no edge code. Narrow also on a GPU whose blocks cannot have Wide's 144 KiB of shared memory
+// (compute capability 8.6 and 8.9 allow 99 KiB).
 template <typename T>
 void gemm_v2_mma(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
-  using namespace v2;
-  const unsigned tiles = static_cast<unsigned>(M / BM) * static_cast<unsigned>(N / BN);
-  if (tiles == 0) return;
-  // Past 48 KiB of dynamic shared memory a kernel must opt in (cheap: a host-side setting of the
-  // current device). All of the L1/shared split to shared memory, for 2 blocks per SM: the
-  // kernel reads global memory through cp.async.cg, which skips L1.
-  cudaFuncSetAttribute(gemm_v2_mma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  cudaFuncSetAttribute(gemm_v2_mma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                       cudaSharedmemCarveoutMaxShared);
-  gemm_v2_mma_kernel<T><<<tiles, kThreads, kSmemBytes, stream>>>(A, B, C, M, N, K);
+  int device = 0, smem_optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (N % v2::Wide::BN == 0 && smem_optin >= v2::Wide::kSmemBytes) {
+    launch_v2<T, v2::Wide>(A, B, C, M, N, K, stream);
+  } else {
+    launch_v2<T, v2::Narrow>(A, B, C, M, N, K, stream);
+  }
 }
 
 // Both element types of every version (gemm.h's table).

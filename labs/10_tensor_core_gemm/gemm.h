@@ -6,8 +6,8 @@
 // FP32: the tests' bound is FP32's (a kernel that accumulates in 16 bits fails it). Sizes: M and
 // N are multiples of 128, K a multiple of 32 (this lab's promise: no edges). v1 multiplies with
 // the WMMA API (nvcuda::wmma fragments of 16 x 16 x 16); v2 with mma.sync.m16n8k16 fed by
-// ldmatrix from shared memory that a cp.async pipeline fills (the reference: 128 x 128 x 32
-// block tiles, several stages in flight).
+// ldmatrix from shared memory that a cp.async pipeline fills (the reference: 128 x 256 x 32
+// block tiles of 8 warps, 6 stages, 128 x 128 where N is not a multiple of 256).
 //
 // All pointers are device pointers, 16-byte aligned. C holds garbage on entry: write every
 // element. The launcher enqueues everything on `stream` and returns without synchronizing. Each

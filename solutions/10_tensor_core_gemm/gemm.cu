@@ -17,14 +17,22 @@
 // One buffer, two barriers per slice: the plain tiled loop of lab 03 with the inner product
 // done by wmma::mma_sync. The accumulators go to C through a 16 x 16 staging area per warp
 // (wmma::store_matrix_sync needs a 32-byte aligned pointer; C is promised 16).
-// v2 (mma.sync): block tile 128 x 128 x 32, 4 warps in 2 x 2, each owning 64 x 64 of C (4 x 8
-// mma tiles of 16 x 8: 128 accumulators per thread), 2 blocks per SM. Shared memory holds 4
-// stages (16 KiB each, 64 KiB per block) filled by cp.async 16 bytes at a time, 3 slices in
-// flight while one is computed, one barrier per slice. Both tiles are XOR-swizzled so that the
-// cp.async stores and the ldmatrix reads (A plain, B transposed: B is K x N row-major and the
-// mma wants it "col") hit 32 different banks per 128 bytes. The warp tile is 64 x 64 and not
-// 64 x 32 because it reads less shared memory per mma: per 16 of depth, 8 ldmatrix.x4 for 32
-// mma (64 x 32: 6 for 16). Blocks run in groups of 8 tile rows for L2 reuse.
+// v2 (mma.sync): block tile 128 x 256 x 32, 8 warps in 2 x 4, each owning 64 x 64 of C (4 x 8
+// mma tiles of 16 x 8: 128 accumulators per thread), 1 block per SM (232 registers). Shared
+// memory holds 6 stages (24 KiB each, 144 KiB per block) filled by cp.async 16 bytes at a time,
+// up to 5 slices in flight, one barrier per slice. The fragments are double-buffered in
+// registers: the ldmatrix of the next 16 of depth are issued before the mma of the current one,
+// across the end of a slice too (so the wait and the barrier sit before a slice's last step,
+// whose ldmatrix read the next slice). Both tiles are XOR-swizzled so that the cp.async stores
+// and the ldmatrix reads (A plain, B transposed: B is K x N row-major and the mma wants it
+// "col") hit 32 different banks per 128 bytes. The warp tile is 64 x 64 and not 64 x 32 because
+// it reads less shared memory per mma: per 16 of depth, 8 ldmatrix.x4 for 32 mma (64 x 32: 6
+// for 16). Blocks run in groups of 8 tile rows for L2 reuse.
+// N is promised a multiple of 128 only: when 256 does not divide it, the launcher runs a second
+// instantiation of the same kernel, 128 x 128 tiles of 4 warps (2 x 2), 4 stages of 16 KiB
+// (64 KiB), 2 blocks per SM, 234 registers; so no block reaches past N and the kernel needs no
+// edge code. (Also where a GPU cannot give a block 144 KiB of shared memory: sm_86, sm_89.)
+// Measured on an H200 in a sweep of v2's configurations, the 128 x 256 one was the fastest.
 //@ end
 #include <cuda_runtime.h>
 #include <mma.h>
@@ -187,40 +195,65 @@ __global__ void __launch_bounds__(v1::kThreads, 2)
 // slices are copied.
 
 namespace v2 {
-constexpr int BM = 128;        // block tile rows
-constexpr int BN = 128;        // block tile columns
-constexpr int BK = 32;         // slice depth (one stage holds one slice of A and one of B)
-constexpr int WM = 64;         // warp tile rows
-constexpr int WN = 64;         // warp tile columns
-constexpr int kStages = 4;     // slices in shared memory: kStages - 1 in flight, one computed
-constexpr int kMinBlocksPerSM = 2;
-constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x 2 warps
-constexpr int kThreads = 32 * kWarpsM * kWarpsN;     // 128
-[[maybe_unused]] constexpr int kTilesM = WM / 16;                     // mma tiles of 16 rows per warp: 4
-[[maybe_unused]] constexpr int kTilesN = WN / 8;                      // mma tiles of 8 columns per warp: 8
-constexpr int kRowBytesA = BK * 2;                   // 64: a row of a stage's A
-constexpr int kRowBytesB = BN * 2;                   // 256: a row of a stage's B
-constexpr int kStageBytesA = BM * kRowBytesA;        // 8 KiB
-constexpr int kStageBytesB = BK * kRowBytesB;        // 8 KiB
-constexpr int kStageBytes = kStageBytesA + kStageBytesB;
-constexpr int kSmemBytes = kStages * kStageBytes;    // 64 KiB: past 48, the launcher opts in
-// The copies of one slice: 16-byte chunks, every thread the same rows at every slice.
-constexpr int kChunksPerRowA = BK / 8;                      // 4
-constexpr int kRowsPerPassA = kThreads / kChunksPerRowA;    // 32 rows of A per pass of the block
-[[maybe_unused]] constexpr int kPassesA = BM / kRowsPerPassA;                // 4 chunks of A per thread
-constexpr int kChunksPerRowB = BN / 8;                      // 16
-constexpr int kRowsPerPassB = kThreads / kChunksPerRowB;    // 8 rows of B per pass
-[[maybe_unused]] constexpr int kPassesB = BK / kRowsPerPassB;                // 4 chunks of B per thread
+// What every configuration shares: 128 rows of C per block, slices of depth 32, warps of 64 x 64.
+constexpr int BM = 128;                        // block tile rows
+constexpr int BK = 32;                         // slice depth (one stage holds one slice of A and one of B)
+constexpr int WM = 64;                         // warp tile rows
+constexpr int WN = 64;                         // warp tile columns
+[[maybe_unused]] constexpr int kTilesM = WM / 16;  // mma tiles of 16 rows per warp: 4
+[[maybe_unused]] constexpr int kTilesN = WN / 8;   // mma tiles of 8 columns per warp: 8
+constexpr int kSteps = BK / 16;                // steps of 16 of depth per slice: 2
+constexpr int kRowBytesA = BK * 2;             // 64: a row of a stage's A
+constexpr int kStageBytesA = BM * kRowBytesA;  // 8 KiB
+constexpr int kChunksPerRowA = BK / 8;         // 4 chunks of 16 bytes per row of A
 static_assert(BK == 32, "the A swizzle is for rows of 4 chunks (two rows per 128 bytes)");
-static_assert(BN % 64 == 0, "the B swizzle is for rows of whole 128-byte lines");
-static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
-              "warp tiles of whole ldmatrix.x4 loads");
+static_assert(BM % WM == 0 && WM % 16 == 0 && WN % 16 == 0, "warp tiles of whole ldmatrix.x4 loads");
 static_assert((WN & (WN - 1)) == 0, "the B fragment addresses XOR the column chunk's bits");
-static_assert(kThreads % kChunksPerRowA == 0 && BM % kRowsPerPassA == 0 && kRowsPerPassA % 8 == 0,
-              "a thread's chunks of A are whole passes, 8-row aligned (same swizzle each pass)");
-static_assert(kThreads % kChunksPerRowB == 0 && BK % kRowsPerPassB == 0 && kRowsPerPassB % 8 == 0,
-              "a thread's chunks of B are whole passes, 8-row aligned (same swizzle each pass)");
-static_assert(kStages >= 2, "a pipeline");
+static_assert(kSteps % 2 == 0,
+              "the fragments of step ks sit in buffer ks % 2: a slice's first step in buffer 0");
+
+// What the width of the block tile decides. N is promised a multiple of 128 only, so there are
+// two instantiations of one kernel, and the launcher picks: Wide (128 x 256, the fast one) when
+// 256 divides N, Narrow (128 x 128) otherwise, where a 256-wide tile in the last block column
+// would reach 128 columns past N (Narrow also where a GPU cannot give a block Wide's shared
+// memory). The copies of a slice go in passes of the block, one 16-byte chunk per thread: a pass
+// covers kRowsPerPassA rows of A (kRowsPerPassB of B), a thread copies kPassesA chunks of A and
+// kPassesB of B.
+template <int BN_, int kStages_, int kMinBlocksPerSM_>
+struct Config {
+  static constexpr int BN = BN_;                              // block tile columns
+  static constexpr int kStages = kStages_;                    // slices in shared memory
+  static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;    // __launch_bounds__'s promise
+  static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;  // 2 x BN / 64 warps
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+  static constexpr int kRowBytesB = BN * 2;                   // a row of a stage's B
+  static constexpr int kStageBytesB = BK * kRowBytesB;
+  static constexpr int kStageBytes = kStageBytesA + kStageBytesB;
+  static constexpr int kSmemBytes = kStages * kStageBytes;    // past 48 KiB: the launcher opts in
+  static constexpr int kRowsPerPassA = kThreads / kChunksPerRowA;  // rows of A per block pass
+  static constexpr int kPassesA = BM / kRowsPerPassA;              // chunks of A per thread
+  static constexpr int kChunksPerRowB = BN / 8;
+  static constexpr int kRowsPerPassB = kThreads / kChunksPerRowB;  // rows of B per pass
+  static constexpr int kPassesB = BK / kRowsPerPassB;              // chunks of B per thread
+  static_assert(BN % WN == 0 && (BN & (BN - 1)) == 0 && BN >= 64,
+                "B rows of whole 128-byte lines, a power of two (the XOR stays inside a row)");
+  static_assert(kThreads % kChunksPerRowA == 0 && kPassesA * kRowsPerPassA == BM &&
+                    kRowsPerPassA % 8 == 0,
+                "a thread's chunks of A are whole passes, 8-row aligned (same swizzle each pass)");
+  static_assert(kThreads % kChunksPerRowB == 0 && kPassesB * kRowsPerPassB == BK &&
+                    kRowsPerPassB % 8 == 0,
+                "a thread's chunks of B are whole passes, 8-row aligned (same swizzle each pass)");
+  static_assert(kStages >= 2, "a pipeline");
+  static_assert(kSmemBytes <= 227 * 1024, "the most shared memory a block can have (sm_90)");
+
+  // B's swizzled layout (below): chunk c of row k of a stage's B.
+  __device__ __forceinline__ static uint32_t b_offset(int k, int c) {
+    return k * kRowBytesB + ((c ^ (k & 7)) << 4);
+  }
+};
+// Config<BN, stages, blocks per SM>:
+using Wide = Config<256, 6, 1>;    // 2 x 4 warps, 256 threads, 24 KiB a stage: 144 KiB, 1 block/SM
+using Narrow = Config<128, 4, 2>;  // 2 x 2 warps, 128 threads, 16 KiB a stage: 64 KiB, 2 blocks/SM
 
 // The swizzled layouts, byte offsets in a stage. Shared memory has 32 banks of 4 bytes; a
 // warp's 16-byte accesses (cp.async stores, ldmatrix row reads) go 8 lanes at a time, so they
@@ -229,15 +262,14 @@ static_assert(kStages >= 2, "a pipeline");
 //   ldmatrix reads chunk c of 8 consecutive rows r0 .. r0 + 7 (r0 % 8 == 0): the line half
 //   (r % 2) and the column c ^ ((r / 2) % 4) differ for all 8. Unswizzled, the 8 rows would
 //   share 2 columns: 4-way conflicts.
-// B: row k (256 bytes: 16 chunks), chunk c at k * 256 + ((c ^ (k % 8)) * 16): 8 consecutive
-//   rows at one c hit 8 different columns (unswizzled, one: 8-way conflicts).
+// B: row k (BN * 2 bytes: 512 for Wide, 256 for Narrow; BN / 8 chunks), chunk c at
+//   k * BN * 2 + ((c ^ (k % 8)) * 16) (Config::b_offset): the XOR changes the low 3 bits of c,
+//   so a chunk stays in its 128-byte line, and 8 consecutive rows at one c hit 8 different
+//   columns (unswizzled, one: 8-way conflicts).
 // The cp.async stores of 8 consecutive lanes cover a whole line (A: 2 rows of 4 chunks; B: 8
 // chunks of a row), permuted within it by the XOR: conflict-free too.
 [[maybe_unused]] __device__ __forceinline__ uint32_t a_offset(int r, int c) {
   return r * kRowBytesA + ((c ^ ((r >> 1) & 3)) << 4);
-}
-[[maybe_unused]] __device__ __forceinline__ uint32_t b_offset(int k, int c) {
-  return k * kRowBytesB + ((c ^ (k & 7)) << 4);
 }
 }  // namespace v2
 
@@ -297,71 +329,85 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const uint32_t (&a)[4],
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
+template <typename T, class Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
     gemm_v2_mma_kernel(const T* __restrict__ A, const T* __restrict__ B, float* __restrict__ C,
                        int M, int N, int K) {
   using namespace v2;
+  constexpr int BN = Cfg::BN, kStages = Cfg::kStages, kWarpsN = Cfg::kWarpsN;
+  constexpr int kRowBytesB = Cfg::kRowBytesB, kStageBytes = Cfg::kStageBytes;
   // kStages stages of kStageBytes: stage s's A at smem + s * kStageBytes (a_offset), its B
-  // kStageBytesA further (b_offset).
+  // kStageBytesA further (Cfg::b_offset).
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t smem0 = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
 
   int tile_m, tile_n;
   tile_of_block(M / BM, N / BN, tile_m, tile_n);
   const int row0 = tile_m * BM, col0 = tile_n * BN;
-  const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int wm0 = (warp / kWarpsN) * WM, wn0 = (warp % kWarpsN) * WN;  // warp tile in the block
-  const int ktiles = K / BK;
+  const int tid = threadIdx.x, ktiles = K / BK;
 
   //@ starter
   //|   // ---- TODO(student) BEGIN ---------------------------------------------------------------
   //|   // 1. The copies. Slice kt of A is A[row0 .. row0 + BM) x [kt BK .. kt BK + BK): BM rows of 4
-  //|   //    chunks of 16 bytes; thread tid copies chunk tid % 4 of rows tid / 4 + p * kRowsPerPassA
-  //|   //    (p < kPassesA) with cp_async_16 to smem0 + stage * kStageBytes + a_offset(row, chunk).
-  //|   //    Slice kt of B, B[kt BK .. + BK) x [col0 .. col0 + BN): chunk tid % 16 of rows
-  //|   //    tid / 16 + p * kRowsPerPassB, to ... + kStageBytesA + b_offset(row, chunk). Work out the
-  //|   //    global pointers and the offsets once, before the loop: only kt and the stage change.
-  //|   // 2. The pipeline, one barrier per slice:
-  //|   //      slices 0 .. kStages - 2 into stages 0 .. kStages - 2, a cp_async_commit() after each
-  //|   //      (commit even when there is no slice to copy: the counting below wants one group per
-  //|   //      slice number);
-  //|   //      for kt = 0 .. ktiles - 1:
-  //|   //        cp_async_wait<kStages - 2>()   this thread's copies of slice kt have landed
-  //|   //        __syncthreads()                everyone's have; and everyone is done with slice
-  //|   //                                       kt - 1, whose stage the next copy reuses
-  //|   //        copy slice kt + kStages - 1 (if < ktiles) into stage (kt + kStages - 1) % kStages,
-  //|   //        cp_async_commit()
-  //|   //        compute on stage kt % kStages (3.)
-  //|   // 3. Per 16 of depth (ks = 0, 1), warp tile WM x WN = kTilesM x kTilesN mma tiles of 16 x 8:
+  //|   //    chunks of 16 bytes; thread tid copies chunk tid % 4 of rows tid / 4 + p *
+  //|   //    Cfg::kRowsPerPassA (p < Cfg::kPassesA) with cp_async_16 to smem0 + stage * kStageBytes +
+  //|   //    a_offset(row, chunk). Slice kt of B, B[kt BK .. + BK) x [col0 .. col0 + BN): chunk
+  //|   //    tid % Cfg::kChunksPerRowB of rows tid / Cfg::kChunksPerRowB + p * Cfg::kRowsPerPassB, to
+  //|   //    ... + kStageBytesA + Cfg::b_offset(row, chunk). Work out the global pointers and the
+  //|   //    offsets once, before the loop: only kt and the stage change.
+  //|   // 2. Fragments, per 16 of depth (step ks = 0, 1 of a slice), warp tile WM x WN = kTilesM x
+  //|   //    kTilesN mma tiles of 16 x 8:
   //|   //    A fragments: one ldmatrix_x4 per 16 rows: lane l gives the address of row
   //|   //      r = wm0 + 16 mi + l % 16, chunk c = 2 ks + l / 16 (stage + a_offset(r, c)): its 4
   //|   //      matrices are then a[0..3] of mma_16816's comment (rows +0 / +8, columns +0 / +8).
   //|   //    B fragments: one ldmatrix_x4_trans per 16 columns (two mma tiles of 8): lane l gives row
   //|   //      k = 16 ks + l % 16, chunk c = (wn0 + 16 nj) / 8 + l / 16 (stage + kStageBytesA +
-  //|   //      b_offset(k, c)); r[0], r[1] are b[0], b[1] of tile 2 nj, r[2], r[3] those of tile
-  //|   //      2 nj + 1 (the .trans turns rows of B into the "col" layout the mma wants).
+  //|   //      Cfg::b_offset(k, c)); r[0], r[1] are b[0], b[1] of tile 2 nj, r[2], r[3] those of
+  //|   //      tile 2 nj + 1 (the .trans turns rows of B into the "col" layout the mma wants).
   //|   //    Then mma_16816<T>(acc[mi][ni], a[mi], b[ni]) for every mi, ni: float acc[4][8][4].
+  //|   //    A lambda that loads the fragments of (stage, ks) into arrays passed by reference helps.
+  //|   // 3. The pipeline, one barrier per slice, fragments double-buffered in registers
+  //|   //    (uint32_t a[2][kTilesM][4], b[2][kTilesN][2]: buffer ks % 2 for step ks):
+  //|   //      slices 0 .. kStages - 2 into stages 0 .. kStages - 2, a cp_async_commit() after each
+  //|   //      (commit even when there is no slice to copy: the counting below wants one group per
+  //|   //      slice number); cp_async_wait<kStages - 2>(); __syncthreads(); fragments of slice 0,
+  //|   //      step 0 into buffer 0;
+  //|   //      for kt = 0 .. ktiles - 1, stage kt % kStages:
+  //|   //        step 0: fragments of step 1 into buffer 1; copy slice kt + kStages - 1 (if <
+  //|   //                ktiles) into stage (kt + kStages - 1) % kStages, cp_async_commit();
+  //|   //                the mma of buffer 0
+  //|   //        step 1: cp_async_wait<kStages - 2>()  this thread's copies of slice kt + 1 landed
+  //|   //                __syncthreads()               everyone's have; and everyone has read all
+  //|   //                                              of slice kt (step 1 is in registers)
+  //|   //                fragments of slice kt + 1, step 0, into buffer 0 (past the last slice:
+  //|   //                a stale stage, never used); the mma of buffer 1
+  //|   //      cp_async_wait<0>() at the end.
+  //|   //    (Simpler first: per slice copy, commit, cp_async_wait<0>(), __syncthreads(), both
+  //|   //    steps, __syncthreads(). README.md, "Steps".)
   //|   // 4. Epilogue: acc[mi][ni][0], [1] are C[r][c], C[r][c + 1] with r = row0 + wm0 + 16 mi +
   //|   //    lane / 4 and c = col0 + wn0 + 8 ni + 2 (lane % 4); [2], [3] those of row r + 8. One
   //|   //    float2 store each.
   //|   (void)A; (void)B; (void)C; (void)smem0; (void)row0; (void)col0; (void)lane;  // placeholder:
-  //|   (void)wm0; (void)wn0; (void)ktiles;                                          // remove
+  //|   (void)wm0; (void)wn0; (void)ktiles; (void)kStages; (void)kRowBytesB;         // remove these
+  //|   (void)kStageBytes; (void)tid;                                                // three lines
   //|   // ---- TODO(student) END -----------------------------------------------------------------
   //@ solution
   // ---- The copies. Thread tid copies, of every slice, chunk tid % 4 of A's rows
-  // tid / 4 + p * kRowsPerPassA and chunk tid % 16 of B's rows tid / 16 + p * kRowsPerPassB
-  // (p < 4): consecutive threads, consecutive 16 bytes of global memory. The passes are 8-row
-  // aligned, so the swizzle term is the same for all p: one offset per matrix plus a constant.
+  // tid / 4 + p * kRowsPerPassA (p < kPassesA) and chunk tid % (BN / 8) of B's rows
+  // tid / (BN / 8) + p * kRowsPerPassB (p < kPassesB): consecutive threads, consecutive 16 bytes
+  // of global memory. Wide: 2 chunks of A (passes of 64 rows) and 4 of B (passes of 8 rows of 32
+  // chunks); Narrow: 4 and 4. The passes are 8-row aligned, so the swizzle term is the same for
+  // all p: one offset per matrix plus a constant.
   const int a_row = tid / kChunksPerRowA, a_chunk = tid % kChunksPerRowA;
-  const int b_row = tid / kChunksPerRowB, b_chunk = tid % kChunksPerRowB;
+  const int b_row = tid / Cfg::kChunksPerRowB, b_chunk = tid % Cfg::kChunksPerRowB;
   const T* a_src = A + static_cast<size_t>(row0 + a_row) * K + a_chunk * 8;  // + kt * BK
   const T* b_src = B + static_cast<size_t>(b_row) * N + col0 + b_chunk * 8;  // + kt * BK * N
   const uint32_t a_dst = a_offset(a_row, a_chunk);
-  const uint32_t b_dst = kStageBytesA + b_offset(b_row, b_chunk);
-  const size_t a_pass = static_cast<size_t>(kRowsPerPassA) * K;  // elements between passes
-  const size_t b_pass = static_cast<size_t>(kRowsPerPassB) * N;
+  const uint32_t b_dst = kStageBytesA + Cfg::b_offset(b_row, b_chunk);
+  const size_t a_pass = static_cast<size_t>(Cfg::kRowsPerPassA) * K;  // elements between passes
+  const size_t b_pass = static_cast<size_t>(Cfg::kRowsPerPassB) * N;
   const size_t b_slice = static_cast<size_t>(BK) * N;
 
   auto copy_slice = [&](int kt, int stage) {
@@ -369,12 +415,12 @@ __global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
     const T* a = a_src + kt * BK;
     const T* b = b_src + kt * b_slice;
 #pragma unroll
-    for (int p = 0; p < kPassesA; ++p) {
-      cp_async_16(base + a_dst + p * kRowsPerPassA * kRowBytesA, a + p * a_pass);
+    for (int p = 0; p < Cfg::kPassesA; ++p) {
+      cp_async_16(base + a_dst + p * Cfg::kRowsPerPassA * kRowBytesA, a + p * a_pass);
     }
 #pragma unroll
-    for (int p = 0; p < kPassesB; ++p) {
-      cp_async_16(base + b_dst + p * kRowsPerPassB * kRowBytesB, b + p * b_pass);
+    for (int p = 0; p < Cfg::kPassesB; ++p) {
+      cp_async_16(base + b_dst + p * Cfg::kRowsPerPassB * kRowBytesB, b + p * b_pass);
     }
   };
 
@@ -384,13 +430,34 @@ __global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
   //   (16 mi and wm0 are multiples of 16). 2 ks, h and s < 4 XOR bit by bit: (2 ks + h) ^ s =
   //   (h ^ s) ^ 2 ks, so the offset is a_ld ^ (ks << 5), plus mi * 16 * 64 (bits above).
   // B, tiles 2 nj and 2 nj + 1, step ks: row 16 ks + lane % 16, chunk c = wn0 / 8 + 2 nj + h, that is
-  //   b_offset(row, c) = row * 256 + ((c ^ (lane % 8)) << 4). WN is a power of two, so wn0 / 8,
+  //   b_offset(row, c) = row * BN * 2 + ((c ^ (lane % 8)) << 4). WN is a power of two, so wn0 / 8,
   //   2 nj and h occupy separate bits and c ^ (lane % 8) = (wn0 / 8 ^ h ^ lane % 8) ^ 2 nj: the
-  //   offset is b_ld ^ (nj << 5), plus ks * 16 * 256.
+  //   offset is b_ld ^ (nj << 5), plus ks * 16 * BN * 2 (the row bits, above the chunk's).
   const int h = lane >> 4;
   const uint32_t a_ld = (wm0 + (lane & 15)) * kRowBytesA + ((h ^ ((lane >> 1) & 3)) << 4);
   const uint32_t b_ld =
       kStageBytesA + (lane & 15) * kRowBytesB + (((wn0 >> 3) ^ h ^ (lane & 7)) << 4);
+
+  // The fragments of depth step ks of the slice in `stage` (a shared-window address).
+  auto load_frags = [&](uint32_t stage, int ks, uint32_t(&a)[kTilesM][4], uint32_t(&b)[kTilesN][2]) {
+#pragma unroll
+    for (int mi = 0; mi < kTilesM; ++mi) {
+      // Matrices: rows +0..7 / +8..15 (lanes 0-7 / 8-15) at columns +0..7, then the same rows
+      // at columns +8..15 (lanes 16-31): a[0], a[1], a[2], a[3] of the fragment.
+      ldmatrix_x4(a[mi], stage + (a_ld ^ (ks << 5)) + mi * 16 * kRowBytesA);
+    }
+#pragma unroll
+    for (int nj = 0; nj < kTilesN / 2; ++nj) {
+      // Matrices (rows of B are k): k +0..7 / +8..15 at columns +0..7, then at +8..15.
+      // Transposed, lane l holds B[k0 + 2t, +1][n0 + g]: b[0], b[1] of tile 2 nj, then of 2 nj + 1.
+      uint32_t r[4];
+      ldmatrix_x4_trans(r, stage + (b_ld ^ (nj << 5)) + ks * 16 * kRowBytesB);
+      b[2 * nj][0] = r[0];
+      b[2 * nj][1] = r[1];
+      b[2 * nj + 1][0] = r[2];
+      b[2 * nj + 1][1] = r[3];
+    }
+  };
 
   float acc[kTilesM][kTilesN][4];
 #pragma unroll
@@ -402,51 +469,57 @@ __global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
     }
   }
 
-  // ---- The pipeline. Group g (this thread's copies committed g-th) holds slice g: the
-  // prologue commits kStages - 1 groups, each iteration one more, empty or not. At iteration kt,
-  // kStages - 1 + kt groups are committed; wait_group(kStages - 2) leaves at most kStages - 2 in
-  // flight, so groups 0 .. kt, slice kt included, have landed.
+  // ---- The pipeline. Copies: group g (this thread's copies committed g-th) holds slice g. The
+  // prologue commits kStages - 1 groups (slices 0 .. kStages - 2), each iteration one more at its
+  // step 0, empty or not; so before the last step of iteration kt, kStages - 1 + kt + 1 groups
+  // are committed, and wait_group(kStages - 2) leaves at most kStages - 2 in flight: groups
+  // 0 .. kt + 1, slice kt + 1 included, have landed.
+  // Fragments: two buffers, the fragments of step ks in buffer ks % 2. Each step first starts the
+  // ldmatrix of the next step into the other buffer, then issues its own 32 mma from registers
+  // that are already loaded, so the shared-memory reads overlap the tensor cores instead of
+  // stalling them. The next step of the last step is the next slice's step 0: that is why the
+  // wait and the barrier come before the last step, not at the top of the iteration.
+  uint32_t a[2][kTilesM][4], b[2][kTilesN][2];
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < ktiles) copy_slice(s, s);
     cp_async_commit();
   }
+  cp_async_wait<kStages - 2>();  // kStages - 1 groups committed: group 0, slice 0, has landed
+  __syncthreads();               // everyone's copies of slice 0 have
+  load_frags(smem0, 0, a[0], b[0]);
 
   for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<kStages - 2>();
-    // After this barrier every thread's copies of slice kt are visible, and every warp has
-    // finished computing slice kt - 1: its stage, (kt - 1) % kStages = (kt + kStages - 1) %
-    // kStages, is free for the next copy.
-    __syncthreads();
-    const int next = kt + kStages - 1;
-    if (next < ktiles) copy_slice(next, next % kStages);
-    cp_async_commit();
-
     const uint32_t stage = smem0 + (kt % kStages) * kStageBytes;
 #pragma unroll
-    for (int ks = 0; ks < BK / 16; ++ks) {
-      uint32_t a[kTilesM][4], b[kTilesN][2];
-#pragma unroll
-      for (int mi = 0; mi < kTilesM; ++mi) {
-        // Matrices: rows +0..7 / +8..15 (lanes 0-7 / 8-15) at columns +0..7, then the same rows
-        // at columns +8..15 (lanes 16-31): a[0], a[1], a[2], a[3] of the fragment.
-        ldmatrix_x4(a[mi], stage + (a_ld ^ (ks << 5)) + mi * 16 * kRowBytesA);
+    for (int ks = 0; ks < kSteps; ++ks) {
+      const int cur = ks % 2, nxt = (ks + 1) % 2;
+      if (ks + 1 < kSteps) {
+        load_frags(stage, ks + 1, a[nxt], b[nxt]);
+      } else {
+        cp_async_wait<kStages - 2>();
+        // After this barrier every thread's copies of slice kt + 1 are visible (read after
+        // write), and every warp has read all of slice kt: its last step's fragments were loaded
+        // during the step before. So stage kt % kStages is free for the copy that the next
+        // iteration issues into it (write after read).
+        __syncthreads();
+        // Slice kt + 1, step 0. Past the last slice this reads a stage that no copy writes any
+        // more (or ever, with fewer slices than stages) into fragments that are never used:
+        // harmless, and cheaper than a branch.
+        load_frags(smem0 + ((kt + 1) % kStages) * kStageBytes, 0, a[nxt], b[nxt]);
+      }
+      if (ks == 0) {
+        // Into stage (kt + kStages - 1) % kStages = (kt - 1) % kStages: slice kt - 1's, which
+        // every warp finished reading before the barrier of iteration kt - 1. Issued behind this
+        // step's ldmatrix, so that the copies overlap this slice's mma.
+        const int next = kt + kStages - 1;
+        if (next < ktiles) copy_slice(next, next % kStages);
+        cp_async_commit();
       }
 #pragma unroll
-      for (int nj = 0; nj < kTilesN / 2; ++nj) {
-        // Matrices (rows of B are k): k +0..7 / +8..15 at columns +0..7, then at +8..15.
-        // Transposed, lane l holds B[k0 + 2t, +1][n0 + g]: b[0], b[1] of tile 2 nj, then of 2 nj + 1.
-        uint32_t r[4];
-        ldmatrix_x4_trans(r, stage + (b_ld ^ (nj << 5)) + ks * 16 * kRowBytesB);
-        b[2 * nj][0] = r[0];
-        b[2 * nj][1] = r[1];
-        b[2 * nj + 1][0] = r[2];
-        b[2 * nj + 1][1] = r[3];
-      }
-#pragma unroll
       for (int mi = 0; mi < kTilesM; ++mi) {
 #pragma unroll
-        for (int ni = 0; ni < kTilesN; ++ni) mma_16816<T>(acc[mi][ni], a[mi], b[ni]);
+        for (int ni = 0; ni < kTilesN; ++ni) mma_16816<T>(acc[mi][ni], a[cur][mi], b[cur][ni]);
       }
     }
   }
@@ -472,7 +545,7 @@ __global__ void __launch_bounds__(v2::kThreads, v2::kMinBlocksPerSM)
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-// The launchers (given): a 1-D grid of (M / 128) x (N / 128) blocks.
+// The launchers (given): a 1-D grid of (M / 128) x (N / BN) blocks.
 
 template <typename T>
 void gemm_v1_wmma(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
@@ -482,18 +555,36 @@ void gemm_v1_wmma(const T* A, const T* B, float* C, int M, int N, int K, cudaStr
   gemm_v1_wmma_kernel<T><<<tiles, kThreads, 0, stream>>>(A, B, C, M, N, K);
 }
 
+namespace {
+// One configuration of v2. Past 48 KiB of dynamic shared memory a kernel must opt in (cheap: a
+// host-side setting of the current device), each instantiation for itself. All of the L1/shared
+// split to shared memory: the kernel reads global memory through cp.async.cg, which skips L1.
+template <typename T, class Cfg>
+void launch_v2(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
+  const unsigned tiles = static_cast<unsigned>(M / v2::BM) * static_cast<unsigned>(N / Cfg::BN);
+  if (tiles == 0) return;
+  cudaFuncSetAttribute(gemm_v2_mma_kernel<T, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                       Cfg::kSmemBytes);
+  cudaFuncSetAttribute(gemm_v2_mma_kernel<T, Cfg>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                       cudaSharedmemCarveoutMaxShared);
+  gemm_v2_mma_kernel<T, Cfg><<<tiles, Cfg::kThreads, Cfg::kSmemBytes, stream>>>(A, B, C, M, N, K);
+}
+}  // namespace
+
+// N is a multiple of 128, not necessarily of 256: the 128 x 256 tiles (Wide) when they divide N,
+// else 128 x 128 tiles (Narrow, the same kernel): no block reads or writes past N, and the kernel
+// has no edge code. Narrow also on a GPU whose blocks cannot have Wide's 144 KiB of shared memory
+// (compute capability 8.6 and 8.9 allow 99 KiB).
 template <typename T>
 void gemm_v2_mma(const T* A, const T* B, float* C, int M, int N, int K, cudaStream_t stream) {
-  using namespace v2;
-  const unsigned tiles = static_cast<unsigned>(M / BM) * static_cast<unsigned>(N / BN);
-  if (tiles == 0) return;
-  // Past 48 KiB of dynamic shared memory a kernel must opt in (cheap: a host-side setting of the
-  // current device). All of the L1/shared split to shared memory, for 2 blocks per SM: the
-  // kernel reads global memory through cp.async.cg, which skips L1.
-  cudaFuncSetAttribute(gemm_v2_mma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
-  cudaFuncSetAttribute(gemm_v2_mma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                       cudaSharedmemCarveoutMaxShared);
-  gemm_v2_mma_kernel<T><<<tiles, kThreads, kSmemBytes, stream>>>(A, B, C, M, N, K);
+  int device = 0, smem_optin = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (N % v2::Wide::BN == 0 && smem_optin >= v2::Wide::kSmemBytes) {
+    launch_v2<T, v2::Wide>(A, B, C, M, N, K, stream);
+  } else {
+    launch_v2<T, v2::Narrow>(A, B, C, M, N, K, stream);
+  }
 }
 
 // Both element types of every version (gemm.h's table).
