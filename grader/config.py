@@ -31,8 +31,13 @@ class Group:
 # The counters a [[lesson]] entry may grade, read from the compiled kernels (the policy's
 # kernel table: grader/policy/device.py, kernel_resources), so the same on every machine.
 # local_memory: bytes of local memory per thread (spill area and stack), at least 1 where the
-# machine code loads, stores or addresses local memory (scoring.lesson_value).
-LESSON_COUNTERS = ("local_memory",)
+# machine code loads, stores or addresses local memory (scoring.lesson_value); graded with `max`.
+# tensor_cores: the kernel's tensor-core instructions (HMMA, IMMA, HGMMA...: what the policy's
+# tensor_cores family refuses elsewhere); graded with `min` (lab 10: every kernel multiplies on
+# tensor cores).
+LESSON_COUNTERS = ("local_memory", "tensor_cores")
+# Which bound a static counter is graded with.
+_STATIC_BOUND = {"local_memory": "max", "tensor_cores": "min"}
 
 # The counters a [[lesson]] entry may grade from the profile stage (one timed call of its
 # `benchmark` replayed under ncu, summed over the call's kernels; docs/grading.md), and the
@@ -58,7 +63,7 @@ class Lesson:
     max: float | None = 0    # the most allowed (each kernel's, or the call's); None: no limit
     label: str = ""
     benchmark: str = ""      # profile counters: the [[performance]] benchmark whose call is read
-    min: float | None = None  # profile counters: the least allowed
+    min: float | None = None  # the least allowed (profile counters; tensor_cores, each kernel's)
 
     @property
     def profiled(self) -> bool:
@@ -262,10 +267,21 @@ def _lesson_entries(value, where: str, benchmarks: tuple = ()) -> tuple:
             entries.append(Lesson(name, counter, points, bounds["max"], label, bench,
                                   bounds["min"]))
             continue
-        for key in ("benchmark", "min"):
-            if key in t:
-                raise GraderError(f"{w}: '{key}' is for profile counters "
-                                  f"({', '.join(PROFILE_LESSON_COUNTERS)}), not {counter}")
+        if "benchmark" in t:
+            raise GraderError(f"{w}: 'benchmark' is for profile counters "
+                              f"({', '.join(PROFILE_LESSON_COUNTERS)}), not {counter}")
+        if _STATIC_BOUND[counter] == "min":
+            if "max" in t:
+                raise GraderError(f"{w}: {counter} is graded with 'min', not 'max'")
+            least = t.get("min", 1)
+            if isinstance(least, bool) or not isinstance(least, int) or least < 1:
+                raise GraderError(f"{w}: 'min' must be a whole number >= 1, got {least!r}")
+            entries.append(Lesson(name, counter, points, None, label, "", least))
+            continue
+        if "min" in t:
+            raise GraderError(f"{w}: 'min' is for profile counters "
+                              f"({', '.join(PROFILE_LESSON_COUNTERS)}) and tensor_cores, not "
+                              f"{counter}")
         most = t.get("max", 0)
         if isinstance(most, bool) or not isinstance(most, int) or most < 0:
             raise GraderError(f"{w}: 'max' must be a whole number >= 0, got {most!r}")

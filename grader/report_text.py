@@ -322,6 +322,20 @@ def kernel_resources(row: dict) -> str:
     return text + f" ({clean_text(str(row.get('arch', '?')))})"
 
 
+def tensor_ops(row: dict) -> int:
+    """A kernel's tensor-core instructions in its machine code (HMMA, IMMA, HGMMA...)."""
+    return _int(row, "tensor_ops")
+
+
+def lesson_note(counter: str, row: dict) -> str | None:
+    """Why a kernel misses a static lesson counter (grader.config.LESSON_COUNTERS)."""
+    if counter == "tensor_cores":
+        return (f"kernel {kernel_name(row)} has no tensor-core instruction (HMMA...) in its "
+                f"machine code: it multiplies on the CUDA cores (wmma::mma_sync or mma.sync "
+                f"put the products on the tensor cores)")
+    return kernel_note(row)
+
+
 def kernel_note(row: dict) -> str | None:
     """What local memory in a kernel means, or None when it has none."""
     if not uses_local_memory(row):

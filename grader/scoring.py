@@ -28,12 +28,21 @@ def lesson_value(counter: str, row: dict) -> int:
     if counter == "local_memory":
         return max(report_text.local_bytes(row),
                    1 if report_text.uses_local_memory(row) else 0)
+    if counter == "tensor_cores":
+        return report_text.tensor_ops(row)
     raise ValueError(f"unknown lesson counter {counter!r}")
+
+
+def _misses(lesson, value) -> bool:
+    """Whether a kernel's value of a static lesson counter breaks the entry's bound."""
+    return ((lesson.max is not None and value > lesson.max)
+            or (lesson.min is not None and value < lesson.min))
 
 
 def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) -> GroupResult:
     """A [[lesson]] entry (grader.config.Lesson) scored as a group of one test per kernel of
-    the submission: a kernel passes when its counter is at most `lesson.max`. `kernels`: the
+    the submission: a kernel passes when its counter is at most `lesson.max` (local_memory) or
+    at least `lesson.min` (tensor_cores). `kernels`: the
     policy's kernel rows (one per kernel and architecture, grader/policy/device.py); a kernel
     fails if any of its rows does. Nothing is awarded unless `correct` (every correctness test
     passed: a starter's empty kernel has no local memory either), nor when the table was
@@ -55,10 +64,10 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
         group.note = "not checked: no kernel of the submission was found in its machine code"
         return group
     for kernel, kernel_rows in rows.items():
-        over = [r for r in kernel_rows if lesson_value(lesson.counter, r) > lesson.max]
+        over = [r for r in kernel_rows if _misses(lesson, lesson_value(lesson.counter, r))]
         name = f"Lesson.{lesson.counter}/{report_text.kernel_name(kernel_rows[0])}"
         if over:
-            why = report_text.kernel_note(over[0]) or ""
+            why = report_text.lesson_note(lesson.counter, over[0]) or ""
             if lesson.label:
                 why = f"the lesson ({lesson.label}) is not met: {why}"
             group.tests.append(TestResult(name, "failed", why))

@@ -827,8 +827,8 @@ _STACK_TOP = re.compile(r"^R1\s*,\s*c\[0x0\]\[0x[0-9a-f]+\]\s*$")   # 0x28; 0x37
 
 def kernel_resources(sass: str) -> list:
     """[{kernel, arch, registers, shared_bytes, local_bytes, stack_bytes, local_loads,
-    local_stores, local_addressing}] from cuobjdump -sass -res-usage output, in the order the
-    kernels appear; `kernel` demangled, `shared_bytes` less what the system reserves
+    local_stores, local_addressing, tensor_ops}] from cuobjdump -sass -res-usage output, in the
+    order the kernels appear; `kernel` demangled, `shared_bytes` less what the system reserves
     (static_shared_bytes); `local_addressing`: instructions that reach local memory otherwise
     than by LDL/STL (_LOCAL_WINDOW, a write to R1 after the entry). At most MAX_KERNELS + 1
     rows: a row past MAX_KERNELS says the file has more kernels than a report lists."""
@@ -846,7 +846,7 @@ def kernel_resources(sass: str) -> list:
             fields = {k: int(v) for k, v in _RES_FIELDS.findall(line)}
             if "REG" in fields and (len(rows) <= MAX_KERNELS or (sm, res_kernel) in rows):
                 row = rows.setdefault((sm, res_kernel), {"local_loads": 0, "local_stores": 0,
-                                                         "local_addressing": 0})
+                                                         "local_addressing": 0, "tensor_ops": 0})
                 row.update(registers=fields.get("REG", 0), local_bytes=fields.get("LOCAL", 0),
                            stack_bytes=fields.get("STACK", 0),
                            shared_bytes=static_shared_bytes(fields.get("SHARED", 0), sm))
@@ -868,6 +868,8 @@ def kernel_resources(sass: str) -> list:
             if counter is None and (_LOCAL_WINDOW.search(operands) or (
                     _WRITES_R1.match(operands) and not _STACK_TOP.match(operands))):
                 counter = "local_addressing"
+            if counter is None and "tensor_cores" in device_families(m.group("op"), operands):
+                counter = "tensor_ops"
             if counter and row is not None:
                 row[counter] += 1
     names = demangle.names([k for _, k in rows])
@@ -880,7 +882,8 @@ def kernel_resources(sass: str) -> list:
                     "registers": row["registers"], "shared_bytes": row["shared_bytes"],
                     "local_bytes": row["local_bytes"], "stack_bytes": row["stack_bytes"],
                     "local_loads": row["local_loads"], "local_stores": row["local_stores"],
-                    "local_addressing": row["local_addressing"]})
+                    "local_addressing": row["local_addressing"],
+                    "tensor_ops": row["tensor_ops"]})
     return out
 
 

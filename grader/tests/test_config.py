@@ -208,9 +208,16 @@ class ParseRejectedTest(unittest.TestCase):
         data = good()
         data["lesson"] = [with_lesson()["lesson"][0]] * 2
         self.assertRejected(data, "lesson names must be unique")
-        # A static counter takes no benchmark or minimum.
+        # A static counter takes no benchmark; local_memory no minimum, tensor_cores no maximum.
         self.assertRejected(with_lesson(benchmark="matmul/v1_naive/4096"), "'benchmark' is for")
         self.assertRejected(with_lesson(min=1), "'min' is for")
+        self.assertRejected(with_lesson(counter="tensor_cores", max=0), "graded with 'min'")
+        self.assertRejected(with_lesson(counter="tensor_cores", min=0), "'min'")
+        self.assertRejected(with_lesson(counter="tensor_cores", min=1.5), "'min'")
+        data = with_lesson(counter="tensor_cores")
+        data["correctness"][0]["points"] -= 5
+        (lesson,) = parse_lab_config("x", data).lessons
+        self.assertEqual((lesson.counter, lesson.min, lesson.max), ("tensor_cores", 1, None))
 
     def test_bad_profile_lessons(self):
         def with_lesson(**entry):

@@ -71,10 +71,34 @@ class ParserTest(unittest.TestCase):
             {"kernel": "void plain<float>(float const*, float*, int)", "arch": "sm_90",
              "registers": 10, "shared_bytes": 1024,   # 2048 less the 1 KiB sm_90 reserves
              "local_bytes": 0, "stack_bytes": 0, "local_loads": 0, "local_stores": 0,
-             "local_addressing": 0},
+             "local_addressing": 0, "tensor_ops": 0},
             {"kernel": "local_array(int const*, float*)", "arch": "sm_90", "registers": 40,
              "shared_bytes": 0, "local_bytes": 16, "stack_bytes": 1024, "local_loads": 1,
-             "local_stores": 2, "local_addressing": 0}])
+             "local_stores": 2, "local_addressing": 0, "tensor_ops": 0}])
+
+    def test_tensor_core_instructions_per_kernel(self):
+        # Lab 10's lesson: HMMA (mma.sync, wmma), HGMMA (wgmma) and the rest of the tensor_cores
+        # family counted per kernel; one never run (@!PT) and a packed half FMA are not.
+        text = """
+arch = sm_90
+ Function _Z3mmaPf:
+  REG:64 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:556
+ Function _Z4simtPf:
+  REG:32 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:556
+\tcode for sm_90
+\t\tFunction : _Z3mmaPf
+        /*0000*/                   HMMA.16816.F32 R4, R8, R12, R4 ;
+        /*0010*/                   HMMA.16816.F32.BF16 R16, R8, R14, R16 ;
+        /*0020*/                   HGMMA.64x128x16.F32 R24, gdesc[UR4], R24 ;
+        /*0030*/              @!PT HMMA.16816.F32 R4, R8, R12, R4 ;
+        /*0040*/                   EXIT ;
+\t\tFunction : _Z4simtPf
+        /*0000*/                   HFMA2 R4, R8, R12, R4 ;
+        /*0010*/                   FFMA R4, R8, R12, R4 ;
+        /*0020*/                   EXIT ;
+"""
+        rows = {r["kernel"]: r["tensor_ops"] for r in device.kernel_resources(text)}
+        self.assertEqual(rows, {"mma(float*)": 3, "simt(float*)": 0})
 
     def test_local_memory_reached_through_a_pointer(self):
         # A frame made at run time (alloca) and reached by a generic pointer: STACK:0, no

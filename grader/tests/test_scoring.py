@@ -268,6 +268,37 @@ class LessonGroupTest(unittest.TestCase):
         self.assertIn("no kernel", g.note)
 
 
+class TensorCoreLessonTest(unittest.TestCase):
+    """Lab 10's [[lesson]]: every kernel has at least `min` tensor-core instructions."""
+
+    LESSON = config.Lesson("tensor cores", "tensor_cores", 5.0, max=None, min=1)
+
+    @staticmethod
+    def row(kernel, ops, arch="sm_90"):
+        return {"kernel": kernel, "arch": arch, "registers": 40, "shared_bytes": 0,
+                "local_bytes": 0, "stack_bytes": 0, "local_loads": 0, "local_stores": 0,
+                "tensor_ops": ops}
+
+    def test_kernels_on_tensor_cores_earn_the_points(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("v1", 16), self.row("v2", 64)], True)
+        self.assertEqual((g.points, [t.name for t in g.tests]),
+                         (5.0, ["Lesson.tensor_cores/v1", "Lesson.tensor_cores/v2"]))
+
+    def test_a_kernel_on_the_cuda_cores_fails_and_says_why(self):
+        g = scoring.lesson_group(self.LESSON, [self.row("v1", 16), self.row("simt", 0)], True)
+        self.assertEqual(g.points, 2.5)
+        (failed,) = [t for t in g.tests if not t.passed]
+        self.assertEqual(failed.name, "Lesson.tensor_cores/simt")
+        self.assertIn("no tensor-core instruction", failed.message)
+        # A row without the count (an older table) counts none.
+        self.assertEqual(scoring.lesson_value("tensor_cores", {"kernel": "k"}), 0)
+
+    def test_a_higher_minimum_and_every_architecture(self):
+        lesson = config.Lesson("tensor cores", "tensor_cores", 5.0, max=None, min=8)
+        g = scoring.lesson_group(lesson, [self.row("k", 8), self.row("k", 4, arch="sm_80")], True)
+        self.assertEqual((len(g.tests), g.points), (1, 0.0))
+
+
 class ProfileLessonGroupTest(unittest.TestCase):
     """[[lesson]] entries of a profile counter: one test, from the counters the profile stage
     measured on the benchmark's call; points withheld, and said, where the machine gives none."""
