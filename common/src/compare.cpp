@@ -198,8 +198,10 @@ std::string CompareResult::report() const {
   }
   os << wrong << " of " << total() << " elements wrong";
   if (never_written > 0) {
-    os << "; " << never_written << " never written (still the NaN poison the harness fills the "
-       << "output with before each launch)";
+    // An integer output holds the same bits, read as an integer (2143346349): not a NaN.
+    os << "; " << never_written << " never written (still the "
+       << (exact ? "poison pattern 0x7FC0DEAD" : "NaN poison")
+       << " the harness fills the output with before each launch)";
   }
   if (nonfinite > 0) os << "; " << nonfinite << " NaN/Inf";
   os << "\n";

@@ -176,6 +176,10 @@ TEST(CompareVector, Int32PoisonIsNeverWritten) {
   const CompareResult r = compare_vector_exact(observe(bytes, DType::kI32), {0, 5}, VectorLayout{2});
   EXPECT_EQ(r.never_written, 1u);
   EXPECT_EQ(r.wrong, 1u);
+  // An int holds no NaN: the report names the pattern.
+  EXPECT_NE(r.report().find("still the poison pattern 0x7FC0DEAD"), std::string::npos)
+      << r.report();
+  EXPECT_EQ(r.report().find("NaN"), std::string::npos) << r.report();
 }
 
 // A (2, 3, 8, 10) output, stride 2, whose image 1, channel 2 has its top row and its left
