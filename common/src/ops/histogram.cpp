@@ -69,6 +69,12 @@ std::vector<int64_t> count_draw(const HistogramDist& d, size_t n) {
   return total;
 }
 
+Observed observe_counts(const Bytes& bins) {
+  Observed got = observe(bins, DType::kI32);
+  for (int64_t& count : got.ints) count = static_cast<uint32_t>(count);  // counts are unsigned
+  return got;
+}
+
 CheckSpec spec(const std::string& variant, const Case& c) {
   if (c.dtype == DType::kU8 && c.bins != kByteBins) {
     throw std::invalid_argument("histogram: bytes have 256 bins");
@@ -105,8 +111,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   const Case k = c;
   s.verify = [expected, k](int call, const std::vector<Bytes>& outputs) {
     const std::vector<int64_t>& ref = (*expected)[call];
-    Observed got = observe(outputs[Sig::kBins], DType::kI32);
-    for (int64_t& count : got.ints) count = static_cast<uint32_t>(count);  // counts are unsigned
+    Observed got = observe_counts(outputs[Sig::kBins]);
     const HistogramDist d = dist_of_call(k, call);
     const bool one_special = d.kind == kHot || d.kind == kSame;
     VectorLayout layout{ref.size(), std::max<size_t>(ref.size() / 16, 1), {}, "bins"};

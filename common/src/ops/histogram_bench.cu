@@ -53,9 +53,8 @@ class CubHistogram : public bench::Baseline {
     const std::vector<uint32_t>& ref = reference(s);
     const std::vector<int64_t> expected(ref.begin(), ref.end());
     const VectorLayout layout{bins_, std::max<size_t>(bins_ / 16, 1), {}, "bins"};
-    Observed got = observe(outputs[Sig::kBins], DType::kI32);
-    for (int64_t& count : got.ints) count = static_cast<uint32_t>(count);  // counts are unsigned
-    const CompareResult r = compare_vector_exact(got, expected, layout);
+    const CompareResult r = compare_vector_exact(observe_counts(outputs[Sig::kBins]), expected,
+                                                 layout);
     return r.ok() ? "" : "bins differ from the exact counts: " + r.report();
   }
 

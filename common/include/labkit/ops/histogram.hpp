@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "labkit/check.hpp"
+#include "labkit/compare.hpp"
 #include "labkit/dtype.hpp"
 #include "labkit/ops/histogram_dist.hpp"
 #include "labkit/ops/histogram_signature.hpp"
@@ -56,6 +57,10 @@ inline constexpr int32_t kGarbageLo = INT32_MIN, kGarbageHi = INT32_MAX;
 std::vector<int64_t> count_draw(const HistogramDist& d, size_t n);
 
 CheckSpec spec(const std::string& variant, const Case& c);
+
+// The output `bins` as counts: 32-bit unsigned words (the tests and the benchmark read it alike;
+// the poison or garbage left in a bin is told apart by `unwritten`).
+Observed observe_counts(const Bytes& bins);
 
 // Registers `suites` (tests of the keys above) for `variants`; throws std::invalid_argument
 // naming the cases file and line for a row without dtype or n, a value its key cannot take, or
