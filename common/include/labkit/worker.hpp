@@ -63,7 +63,7 @@ std::vector<Variant> bind(std::initializer_list<std::pair<const char*, Fn>> tabl
   std::vector<Variant> out;
   for (const auto& [name, fn] : table) {
     Fn f = fn;
-    out.push_back({name, [f, invoke](const Call& call) { invoke(f, call); }});
+    out.push_back({name, [f, invoke](const Call& call) { invoke(f, call); }, nullptr});
   }
   return out;
 }
