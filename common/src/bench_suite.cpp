@@ -16,6 +16,7 @@
 #include "labkit/gpu.hpp"
 #include "labkit/judge_main.hpp"
 #include "labkit/random.hpp"
+#include "labkit/source.hpp"
 
 namespace labkit::bench {
 namespace {
@@ -45,14 +46,11 @@ std::string worker_problem(const std::string& when, Outcome o, const std::string
   return os.str();
 }
 
-// The shift segment of a conv input (Source::kConvX, kConvW): its last two dims, H*W of x's
-// {N, C_in, H, W} or K*K of w's {C_out, C_in, K, K}; 0 for the other sources.
+// The segment length a generated source shapes its draw by (SourceKind::plane), from the
+// buffer's dims; 0 for the arena and for sources without one.
 size_t plane(const BufferSpec& spec) {
-  if (spec.source != protocol::Source::kConvX && spec.source != protocol::Source::kConvW) return 0;
-  if (spec.dims.size() != 4) {
-    throw std::invalid_argument("the conv input " + spec.name + " needs its 4 dims (NCHW)");
-  }
-  return size_t(spec.dims[2] * spec.dims[3]);
+  const SourceKind* kind = find_source(spec.source);
+  return kind == nullptr || kind->plane == nullptr ? 0 : kind->plane(spec.dims, spec.name);
 }
 
 // A benchmark's device buffers: the worker's allocations (its launcher runs on its own memory),
@@ -395,7 +393,7 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
       if (s.role != protocol::Role::kInput || s.source == protocol::Source::kArena) continue;
       s.seed = protocol::buffer_seed(profile_seed, static_cast<uint32_t>(b)) ^
                protocol::source_seed(0, 0);
-      checkable = checkable && plane(s) == 0;  // the executor draws conv inputs unshifted
+      checkable = checkable && plane(s) == 0;  // the executor draws without dims: no segments
     }
     profile = clock(profile_s, [&] { return w.profile(profiled, 120); });
     if (profile.status == ProfileStatus::kOk && checkable) {

@@ -3,11 +3,9 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/half.hpp"
-#include "labkit/ops/conv_dist.hpp"
-#include "labkit/ops/histogram_dist.hpp"
-#include "labkit/ops/reduce_dist.hpp"
-#include "labkit/ops/spmv_dist.hpp"
+#include "labkit/elementwise_fill.cuh"
 #include "labkit/random.hpp"
+#include "labkit/source.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -15,35 +13,8 @@
 namespace labkit {
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned blocks_for(size_t count) {
-  const size_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65536 * 8 ? (blocks == 0 ? 1 : blocks) : 65536 * 8);
-}
-
-__global__ void uniform_f32_kernel(float* out, size_t count, uint64_t seed, float lo, float hi) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = uniform_f32(seed, i, lo, hi);
-  }
-}
-
-__global__ void uniform_16_kernel(uint16_t* out, size_t count, uint64_t seed, float lo, float hi,
-                                  bool bf16) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = uniform_16(seed, i, lo, hi, bf16);
-  }
-}
-
-__global__ void uniform_i32_kernel(int32_t* out, size_t count, uint64_t seed, int32_t lo,
-                                   int32_t hi) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = uniform_i32(seed, i, lo, hi);
-  }
-}
+using elementwise::blocks_for;
+using elementwise::kThreads;
 
 __global__ void pattern32_kernel(uint32_t* out, size_t words, uint32_t pattern) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
@@ -56,23 +27,6 @@ __global__ void abs_f32_kernel(float* data, size_t count) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
        i += size_t{gridDim.x} * blockDim.x) {
     data[i] = fabsf(data[i]);
-  }
-}
-
-__global__ void reduce_f32_kernel(float* out, labkit::ops::reduce::ReduceDist d) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = labkit::ops::reduce::reduce_value(d, i);
-  }
-}
-
-__global__ void count_not_reduce_f32_kernel(const float* a, labkit::ops::reduce::ReduceDist d,
-                                            unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.n;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::reduce::reduce_value(d, i))) {
-      atomicAdd(differ, 1ull);
-    }
   }
 }
 
@@ -93,126 +47,17 @@ __global__ void to_f64_16_kernel(const uint16_t* in, bool bf16, double* out, siz
   }
 }
 
-__global__ void spmv_x_kernel(float* out, labkit::ops::spmv::SpmvX d) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = labkit::ops::spmv::spmv_x_value(d, i);
-  }
-}
-
-__global__ void count_not_spmv_x_kernel(const float* a, labkit::ops::spmv::SpmvX d,
-                                        unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::spmv::spmv_x_value(d, i))) {
-      atomicAdd(differ, 1ull);
-    }
-  }
-}
-
-__global__ void row_ptr_even_kernel(int32_t* out, size_t count, uint64_t nnz) {
-  const uint64_t rows = count - 1;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = static_cast<int32_t>(i * nnz / rows);
-  }
-}
-
-__global__ void count_not_row_ptr_even_kernel(const int32_t* a, size_t count, uint64_t nnz,
-                                              unsigned long long* differ) {
-  const uint64_t rows = count - 1;
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (a[i] != static_cast<int32_t>(i * nnz / rows)) atomicAdd(differ, 1ull);
-  }
-}
-
-__global__ void conv_f32_kernel(float* out, labkit::ops::conv::ConvDist d) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = labkit::ops::conv::conv_value(d, i);
-  }
-}
-
-__global__ void count_not_conv_f32_kernel(const float* a, labkit::ops::conv::ConvDist d,
-                                          unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < d.count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (__float_as_uint(a[i]) != __float_as_uint(labkit::ops::conv::conv_value(d, i))) {
-      atomicAdd(differ, 1ull);
-    }
-  }
-}
-
 __global__ void empty_kernel() {}
 
 // Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`. Every
 // count_* kernel is a tally, not a reduction: each differing element adds 1 on its own (one
 // atomic per mismatch, none in the common case where nothing differs).
-__global__ void count_not_uniform_f32_kernel(const float* a, size_t count, uint64_t seed, float lo,
-                                             float hi, unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    const float want = uniform_f32(seed, i, lo, hi);
-    if (__float_as_uint(a[i]) != __float_as_uint(want)) atomicAdd(differ, 1ull);
-  }
-}
-
-__global__ void count_not_uniform_16_kernel(const uint16_t* a, size_t count, uint64_t seed,
-                                            float lo, float hi, bool bf16,
-                                            unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (a[i] != uniform_16(seed, i, lo, hi, bf16)) atomicAdd(differ, 1ull);
-  }
-}
-
-// The histogram family's values (bytes or ints), one per index.
-template <typename T>
-__global__ void histogram_values_kernel(T* out, size_t count, ops::histogram::HistogramDist d) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    out[i] = static_cast<T>(ops::histogram::histogram_value(d, i));
-  }
-}
-template <typename T>
-__global__ void count_not_histogram_values_kernel(const T* a, size_t count,
-                                                  ops::histogram::HistogramDist d,
-                                                  unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (a[i] != static_cast<T>(ops::histogram::histogram_value(d, i))) atomicAdd(differ, 1ull);
-  }
-}
-
-__global__ void count_not_uniform_i32_kernel(const int32_t* a, size_t count, uint64_t seed,
-                                             int32_t lo, int32_t hi, unsigned long long* differ) {
-  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < count;
-       i += size_t{gridDim.x} * blockDim.x) {
-    if (a[i] != uniform_i32(seed, i, lo, hi)) atomicAdd(differ, 1ull);
-  }
-}
-
 __global__ void count_differences_kernel(const uint32_t* a, const uint32_t* b, size_t words,
                                          unsigned long long* differ) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words;
        i += size_t{gridDim.x} * blockDim.x) {
     if (a[i] != b[i]) atomicAdd(differ, 1ull);
   }
-}
-
-template <typename Launch>
-uint64_t count_on_device(cudaStream_t stream, Launch&& launch) {
-  // cudaMalloc, not the stream-ordered allocator: these run in the confined worker too
-  // (generated inputs of a correctness call), where creating the allocator's pool opened a file.
-  DeviceBuffer<unsigned long long> differ(1);
-  CUDA_CHECK(cudaMemsetAsync(differ.get(), 0, sizeof(unsigned long long), stream));
-  launch(differ.get());
-  LABKIT_CHECK_LAUNCH();
-  unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, differ.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
 }
 
 // Zeros over the thread's own stack: a frame of kBytes (the array fills it), written with plain
@@ -344,60 +189,63 @@ bool scrub_shared_memory(cudaStream_t stream) {
   return true;
 }
 
+namespace {
+
+// The core's generators (labkit/elementwise_fill.cuh): one value per index.
+struct UniformF32 {
+  using value_type = float;
+  uint64_t seed;
+  float lo, hi;
+  __device__ float operator()(uint64_t i) const { return uniform_f32(seed, i, lo, hi); }
+};
+struct UniformI32 {
+  using value_type = int32_t;
+  uint64_t seed;
+  int32_t lo, hi;
+  __device__ int32_t operator()(uint64_t i) const { return uniform_i32(seed, i, lo, hi); }
+};
+struct Uniform16 {
+  using value_type = uint16_t;
+  uint64_t seed;
+  float lo, hi;
+  bool bf16;
+  __device__ uint16_t operator()(uint64_t i) const { return uniform_16(seed, i, lo, hi, bf16); }
+};
+
+}  // namespace
+
+void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
+                      cudaStream_t stream) {
+  fill_elementwise(out, count, UniformF32{seed, lo, hi}, stream);
+}
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
                                cudaStream_t stream) {
-  if (count == 0) return 0;
-  return count_on_device(stream, [&](unsigned long long* d) {
-    count_not_uniform_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, seed, lo, hi, d);
-  });
+  return count_not_elementwise(a, count, UniformF32{seed, lo, hi}, stream);
 }
-
-uint64_t count_not_uniform_16(const void* a, bool bf16, size_t count, uint64_t seed, float lo,
-                              float hi, cudaStream_t stream) {
-  if (count == 0) return 0;
-  return count_on_device(stream, [&](unsigned long long* d) {
-    count_not_uniform_16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-        static_cast<const uint16_t*>(a), count, seed, lo, hi, bf16, d);
-  });
+void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int32_t hi,
+                      cudaStream_t stream) {
+  fill_elementwise(out, count, UniformI32{seed, lo, hi}, stream);
 }
-
 uint64_t count_not_uniform_i32(const int32_t* a, size_t count, uint64_t seed, int32_t lo,
                                int32_t hi, cudaStream_t stream) {
-  if (count == 0) return 0;
-  return count_on_device(stream, [&](unsigned long long* d) {
-    count_not_uniform_i32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, seed, lo, hi, d);
-  });
+  return count_not_elementwise(a, count, UniformI32{seed, lo, hi}, stream);
+}
+void fill_uniform_16(void* out, bool bf16, size_t count, uint64_t seed, float lo, float hi,
+                     cudaStream_t stream) {
+  fill_elementwise(out, count, Uniform16{seed, lo, hi, bf16}, stream);
+}
+uint64_t count_not_uniform_16(const void* a, bool bf16, size_t count, uint64_t seed, float lo,
+                              float hi, cudaStream_t stream) {
+  return count_not_elementwise(a, count, Uniform16{seed, lo, hi, bf16}, stream);
 }
 
 uint64_t count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream) {
   const size_t words = bytes / 4;
   if (words == 0) return 0;
-  return count_on_device(stream, [&](unsigned long long* d) {
+  return elementwise::tally(stream, [&](unsigned long long* d) {
     count_differences_kernel<<<blocks_for(words), kThreads, 0, stream>>>(
         static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b), words, d);
   });
-}
-
-void fill_uniform_16(void* out, bool bf16, size_t count, uint64_t seed, float lo, float hi,
-                     cudaStream_t stream) {
-  if (count == 0) return;
-  uniform_16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<uint16_t*>(out),
-                                                                count, seed, lo, hi, bf16);
-  LABKIT_CHECK_LAUNCH();
-}
-
-void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
-                      cudaStream_t stream) {
-  if (count == 0) return;
-  uniform_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, count, seed, lo, hi);
-  LABKIT_CHECK_LAUNCH();
-}
-
-void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int32_t hi,
-                      cudaStream_t stream) {
-  if (count == 0) return;
-  uniform_i32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, count, seed, lo, hi);
-  LABKIT_CHECK_LAUNCH();
 }
 
 void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stream) {
@@ -408,178 +256,79 @@ void fill_pattern32(void* out, size_t bytes, uint32_t pattern, cudaStream_t stre
   LABKIT_CHECK_LAUNCH();
 }
 
-void fill_reduce_f32(float* out, size_t count, uint64_t seed, cudaStream_t stream) {
-  if (count == 0) return;
-  const auto d = ops::reduce::make_reduce_dist(seed, count);
-  reduce_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, d);
-  LABKIT_CHECK_LAUNCH();
-}
-
-uint64_t count_not_reduce_f32(const float* a, size_t count, uint64_t seed, cudaStream_t stream) {
-  if (count == 0) return 0;
-  const auto d = ops::reduce::make_reduce_dist(seed, count);
-  return count_on_device(stream, [&](unsigned long long* differ) {
-    count_not_reduce_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
-  });
-}
-
-void fill_spmv_x(float* out, size_t count, uint64_t seed, float lo, float hi, cudaStream_t stream) {
-  if (count == 0) return;
-  spmv_x_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-      out, ops::spmv::make_spmv_x(seed, count, lo, hi));
-  LABKIT_CHECK_LAUNCH();
-}
-
-uint64_t count_not_spmv_x(const float* a, size_t count, uint64_t seed, float lo, float hi,
-                          cudaStream_t stream) {
-  if (count == 0) return 0;
-  const auto d = ops::spmv::make_spmv_x(seed, count, lo, hi);
-  return count_on_device(stream, [&](unsigned long long* differ) {
-    count_not_spmv_x_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
-  });
-}
-
+// ---- The generated sources (labkit/source.hpp): the core's, then the families'.
 namespace {
-ops::conv::ConvDist conv_dist(size_t count, size_t plane, bool weights, uint64_t seed) {
-  return ops::conv::make_conv_dist(weights ? ops::conv::Tensor::kW : ops::conv::Tensor::kX, seed,
-                                   count, plane);
-}
+
+float f32(double v) { return static_cast<float>(v); }
+int32_t i32(double v) { return static_cast<int32_t>(v); }
+
+const SourceKind kUniformF32Kind{
+    protocol::Source::kUniformF32, "uniform f32", 4,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_uniform_f32(static_cast<float*>(out), a.count, a.seed, f32(a.lo), f32(a.hi), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_uniform_f32(static_cast<const float*>(x), a.count, a.seed, f32(a.lo),
+                                   f32(a.hi), s);
+    }};
+const SourceKind kUniformI32Kind{
+    protocol::Source::kUniformI32, "uniform i32", 4,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_uniform_i32(static_cast<int32_t*>(out), a.count, a.seed, i32(a.lo), i32(a.hi), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_uniform_i32(static_cast<const int32_t*>(x), a.count, a.seed, i32(a.lo),
+                                   i32(a.hi), s);
+    }};
+const SourceKind kUniformF16Kind{
+    protocol::Source::kUniformF16, "uniform f16", 2,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_uniform_16(out, false, a.count, a.seed, f32(a.lo), f32(a.hi), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_uniform_16(x, false, a.count, a.seed, f32(a.lo), f32(a.hi), s);
+    }};
+const SourceKind kUniformBF16Kind{
+    protocol::Source::kUniformBF16, "uniform bf16", 2,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_uniform_16(out, true, a.count, a.seed, f32(a.lo), f32(a.hi), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_uniform_16(x, true, a.count, a.seed, f32(a.lo), f32(a.hi), s);
+    }};
+
 }  // namespace
 
-void fill_conv_f32(float* out, size_t count, size_t plane, bool weights, uint64_t seed,
-                   cudaStream_t stream) {
-  if (count == 0) return;
-  conv_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, conv_dist(count, plane, weights, seed));
-  LABKIT_CHECK_LAUNCH();
-}
-
-uint64_t count_not_conv_f32(const float* a, size_t count, size_t plane, bool weights,
-                            uint64_t seed, cudaStream_t stream) {
-  if (count == 0) return 0;
-  const auto d = conv_dist(count, plane, weights, seed);
-  return count_on_device(stream, [&](unsigned long long* differ) {
-    count_not_conv_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, d, differ);
-  });
-}
-
-void fill_row_ptr_even(int32_t* out, size_t count, uint64_t nnz, cudaStream_t stream) {
-  if (count < 2) throw std::invalid_argument("labkit::fill_row_ptr_even: no rows");
-  row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(out, count, nnz);
-  LABKIT_CHECK_LAUNCH();
-}
-
-uint64_t count_not_row_ptr_even(const int32_t* a, size_t count, uint64_t nnz, cudaStream_t stream) {
-  if (count < 2) throw std::invalid_argument("labkit::count_not_row_ptr_even: no rows");
-  return count_on_device(stream, [&](unsigned long long* differ) {
-    count_not_row_ptr_even_kernel<<<blocks_for(count), kThreads, 0, stream>>>(a, count, nnz, differ);
-  });
-}
-
-void fill_histogram_values(void* out, bool bytes, size_t count, uint64_t seed, uint32_t dist,
-                           uint32_t bins, cudaStream_t stream) {
-  if (count == 0) return;
-  const auto d = ops::histogram::make_histogram_dist(seed, dist, bins);
-  if (bytes) {
-    histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-        static_cast<uint8_t*>(out), count, d);
-  } else {
-    histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-        static_cast<int32_t*>(out), count, d);
+const SourceKind* find_source(protocol::Source id) {
+  for (const SourceKind* k : {&kUniformF32Kind, &kUniformI32Kind, &kUniformF16Kind,
+                              &kUniformBF16Kind}) {
+    if (k->id == id) return k;
   }
-  LABKIT_CHECK_LAUNCH();
+  for (const SourceKind* k : family_sources()) {
+    if (k->id == id) return k;
+  }
+  return nullptr;
 }
 
-uint64_t count_not_histogram_values(const void* a, bool bytes, size_t count, uint64_t seed,
-                                    uint32_t dist, uint32_t bins, cudaStream_t stream) {
-  if (count == 0) return 0;
-  const auto d = ops::histogram::make_histogram_dist(seed, dist, bins);
-  return count_on_device(stream, [&](unsigned long long* differ) {
-    if (bytes) {
-      count_not_histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-          static_cast<const uint8_t*>(a), count, d, differ);
-    } else {
-      count_not_histogram_values_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
-          static_cast<const int32_t*>(a), count, d, differ);
-    }
-  });
+const SourceKind& source_or_throw(protocol::Source id, const char* who) {
+  const SourceKind* k = find_source(id);
+  if (k == nullptr) {
+    throw std::invalid_argument(std::string(who) + ": source " +
+                                std::to_string(static_cast<uint32_t>(id)) +
+                                " is not a generated source");
+  }
+  return *k;
 }
 
 void fill_source(void* out, protocol::Source source, size_t count, uint64_t seed, double lo,
                  double hi, cudaStream_t stream, size_t plane) {
-  switch (source) {
-    case protocol::Source::kConvX:
-    case protocol::Source::kConvW:
-      fill_conv_f32(static_cast<float*>(out), count, plane, source == protocol::Source::kConvW,
-                    seed, stream);
-      return;
-    case protocol::Source::kUniformF32:
-      fill_uniform_f32(static_cast<float*>(out), count, seed, static_cast<float>(lo),
-                       static_cast<float>(hi), stream);
-      return;
-    case protocol::Source::kUniformF16:
-    case protocol::Source::kUniformBF16:
-      fill_uniform_16(out, source == protocol::Source::kUniformBF16, count, seed,
-                      static_cast<float>(lo), static_cast<float>(hi), stream);
-      return;
-    case protocol::Source::kUniformI32:
-      fill_uniform_i32(static_cast<int32_t*>(out), count, seed, static_cast<int32_t>(lo),
-                       static_cast<int32_t>(hi), stream);
-      return;
-    case protocol::Source::kReduceF32:
-      fill_reduce_f32(static_cast<float*>(out), count, seed, stream);
-      return;
-    case protocol::Source::kSpmvX:
-      fill_spmv_x(static_cast<float*>(out), count, seed, static_cast<float>(lo),
-                  static_cast<float>(hi), stream);
-      return;
-    case protocol::Source::kRowPtrEven:
-      fill_row_ptr_even(static_cast<int32_t*>(out), count, static_cast<uint64_t>(hi), stream);
-      return;
-    case protocol::Source::kHistogramU8:
-    case protocol::Source::kHistogramI32:
-      fill_histogram_values(out, source == protocol::Source::kHistogramU8, count, seed,
-                            static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), stream);
-      return;
-    case protocol::Source::kArena:
-      break;
-  }
-  throw std::invalid_argument("labkit::fill_source: not a generated source");
+  source_or_throw(source, "labkit::fill_source").fill(out, {count, seed, lo, hi, plane}, stream);
 }
 
 uint64_t count_not_source(const void* a, protocol::Source source, size_t count, uint64_t seed,
                           double lo, double hi, cudaStream_t stream, size_t plane) {
-  switch (source) {
-    case protocol::Source::kConvX:
-    case protocol::Source::kConvW:
-      return count_not_conv_f32(static_cast<const float*>(a), count, plane,
-                                source == protocol::Source::kConvW, seed, stream);
-    case protocol::Source::kUniformF32:
-      return count_not_uniform_f32(static_cast<const float*>(a), count, seed,
-                                   static_cast<float>(lo), static_cast<float>(hi), stream);
-    case protocol::Source::kUniformF16:
-    case protocol::Source::kUniformBF16:
-      return count_not_uniform_16(a, source == protocol::Source::kUniformBF16, count, seed,
-                                  static_cast<float>(lo), static_cast<float>(hi), stream);
-    case protocol::Source::kUniformI32:
-      return count_not_uniform_i32(static_cast<const int32_t*>(a), count, seed,
-                                   static_cast<int32_t>(lo), static_cast<int32_t>(hi), stream);
-    case protocol::Source::kReduceF32:
-      return count_not_reduce_f32(static_cast<const float*>(a), count, seed, stream);
-    case protocol::Source::kSpmvX:
-      return count_not_spmv_x(static_cast<const float*>(a), count, seed, static_cast<float>(lo),
-                              static_cast<float>(hi), stream);
-    case protocol::Source::kRowPtrEven:
-      return count_not_row_ptr_even(static_cast<const int32_t*>(a), count,
-                                    static_cast<uint64_t>(hi), stream);
-    case protocol::Source::kHistogramU8:
-    case protocol::Source::kHistogramI32:
-      return count_not_histogram_values(a, source == protocol::Source::kHistogramU8, count, seed,
-                                        static_cast<uint32_t>(lo), static_cast<uint32_t>(hi),
-                                        stream);
-    case protocol::Source::kArena:
-      break;
-  }
-  throw std::invalid_argument("labkit::count_not_source: not a generated source");
+  return source_or_throw(source, "labkit::count_not_source")
+      .count_not(a, {count, seed, lo, hi, plane}, stream);
 }
 
 void to_f64(const float* in, double* out, size_t count, bool square, cudaStream_t stream) {

@@ -40,19 +40,10 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_fill.hpp"
 #include "labkit/fd_io.hpp"
+#include "labkit/helper.hpp"
 #include "labkit/plan.hpp"
 #include "labkit/sandbox.hpp"
 #include "labkit/worker.hpp"
-
-// The helpers a lab gives some variants (common/src/ops/conv_gemm.cu).
-void conv_sgemm(const float* A, const float* B, float* C, int M, int N, int K,
-                cudaStream_t stream);
-void conv_sgemm_batched(const float* A, long long stride_a, const float* B, long long stride_b,
-                        float* C, long long stride_c, int M, int N, int K, int batch,
-                        cudaStream_t stream);
-namespace labkit::ops::conv {
-void gemm_setup() noexcept;
-}
 
 namespace labkit::worker {
 namespace {
@@ -290,7 +281,11 @@ class Executor {
 
   // After CUDA is up: load the device code once, and send the planner what it may know.
   std::string after_cuda_init() {
-    if (helpers_) labkit::ops::conv::gemm_setup();
+    if (helpers_) {
+      for (const pl::HelperKind* k : pl::family_helpers()) {
+        if (k->setup != nullptr) k->setup();
+      }
+    }
     if (!fatbin_.empty()) {
       int dev = 0, major = 0, minor = 0;
       CUDA_CHECK(cudaGetDevice(&dev));
@@ -770,16 +765,12 @@ class Executor {
   void helper(const std::string& variant, uint64_t body, uint32_t bytes, const Call& call) {
     pl::HelperOp h;
     if (bytes != sizeof(h) || !get(plan_, body, h) || h.n_ints > pl::kMaxInts) bad("a helper call");
-    if (!helpers_) {
-      throw std::runtime_error(
-          "conv_sgemm is given for v1_im2col only (the GEMM of the explicit im2col variant); "
-          "this variant (" + variant + ") must compute its product itself");
-    }
+    const pl::HelperKind* kind = pl::find_helper(h.helper);
+    if (kind == nullptr || h.n_ints != kind->n_ints) bad("an unknown helper");
+    if (!helpers_) throw std::runtime_error(std::string(kind->refusal) + " (variant " + variant + ")");
     const cudaStream_t s = stream_of(h.stream, call);
     for (uint32_t i = 0; i < h.n_ints; ++i) h.ints[i] = static_cast<int64_t>(relocate(static_cast<uint64_t>(h.ints[i]), call));
-    auto f = [&](int i) { return reinterpret_cast<float*>(static_cast<uintptr_t>(h.ints[i])); };
-    auto n = [&](int i) { return static_cast<int>(h.ints[i]); };
-    // Each matrix the GEMM reads or writes lies inside one of the call's buffers.
+    // Each matrix the helper reads or writes lies inside one of the call's buffers.
     auto inside = [&](int i, int64_t batch, int64_t stride, int64_t rows, int64_t cols) {
       if (batch < 0 || stride < 0 || rows < 0 || cols < 0) bad("a helper's sizes are negative");
       if (batch == 0 || rows == 0 || cols == 0) return;
@@ -791,19 +782,7 @@ class Executor {
       }
       bad("a helper's matrix lies outside the call's buffers");
     };
-    if (h.helper == static_cast<uint32_t>(pl::Helper::kConvSgemm) && h.n_ints == 6) {
-      inside(0, 1, 0, h.ints[3], h.ints[5]);
-      inside(1, 1, 0, h.ints[5], h.ints[4]);
-      inside(2, 1, 0, h.ints[3], h.ints[4]);
-      conv_sgemm(f(0), f(1), f(2), n(3), n(4), n(5), s);
-    } else if (h.helper == static_cast<uint32_t>(pl::Helper::kConvSgemmBatched) && h.n_ints == 10) {
-      inside(0, h.ints[9], h.ints[1], h.ints[6], h.ints[8]);
-      inside(2, h.ints[9], h.ints[3], h.ints[8], h.ints[7]);
-      inside(4, h.ints[9], h.ints[5], h.ints[6], h.ints[7]);
-      conv_sgemm_batched(f(0), h.ints[1], f(2), h.ints[3], f(4), h.ints[5], n(6), n(7), n(8), n(9), s);
-    } else {
-      bad("an unknown helper");
-    }
+    kind->run(h.ints, inside, s);
   }
 
   std::string planner_path_;

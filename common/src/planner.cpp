@@ -527,10 +527,10 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, enum cudaStreamCa
 
 namespace labkit::plan {
 
-void record_helper(Helper helper, const int64_t* ints, uint32_t n_ints, const void* stream) {
+void record_helper(uint32_t helper, const int64_t* ints, uint32_t n_ints, const void* stream) {
   if (n_ints > static_cast<uint32_t>(kMaxInts)) throw std::invalid_argument("record_helper: too many arguments");
   HelperOp h;
-  h.helper = static_cast<uint32_t>(helper);
+  h.helper = helper;
   h.n_ints = n_ints;
   for (uint32_t i = 0; i < n_ints; ++i) h.ints[i] = ints[i];
   h.stream = reinterpret_cast<uint64_t>(stream);

@@ -30,6 +30,7 @@
 #include "labkit/fd_io.hpp"
 #include "labkit/protocol.hpp"
 #include "labkit/sandbox.hpp"
+#include "labkit/source.hpp"
 
 namespace labkit::worker {
 namespace {
@@ -122,7 +123,11 @@ std::string validate(const p::Request& r, uint64_t arena_bytes) {
     if (d.offset >= p::kMaxOffsetBytes || d.offset % 4 != 0 || d.offset % d.elem_size != 0) {
       return "bad buffer offset";
     }
-    if (d.source > static_cast<uint32_t>(p::Source::kLastSource)) return "unknown source";
+    if (generated(d)) {
+      const SourceKind* kind = find_source(d.source);
+      if (kind == nullptr) return "unknown source";
+      if (kind->elem_size != d.elem_size) return "element size not the source's";
+    }
     const uint64_t span = p::buffer_bytes(d) * r.calls;
     if (d.source == static_cast<uint32_t>(p::Source::kArena) && is_input(d.role) &&
         (d.in_offset > arena_bytes || span > arena_bytes - d.in_offset)) {

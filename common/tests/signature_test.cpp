@@ -340,7 +340,7 @@ TEST(Signature, ScanBuffersAndLauncher) {
         expect_buffers(s.call, want, what + " spec");
         EXPECT_EQ(s.call.buffers[sc::Sig::kIn].offset, 12u) << what << ": `in` 3 elements past";
         const protocol::Source drawn = device_inputs ? (dtype == DType::kF32
-                                                            ? protocol::Source::kReduceF32
+                                                            ? ops::reduce::kSourceF32
                                                             : protocol::Source::kUniformI32)
                                                      : protocol::Source::kArena;
         EXPECT_EQ(s.call.buffers[sc::Sig::kIn].source, drawn) << what;
@@ -395,8 +395,8 @@ TEST(Signature, HistogramBuffersAndLauncher) {
       expect_buffers(s.call, want, what + " spec");
       EXPECT_EQ(s.call.buffers[h::Sig::kIn].offset, 12u) << what << ": `in` 12 bytes past";
       EXPECT_EQ(s.call.buffers[h::Sig::kIn].source, dtype == DType::kU8
-                                                        ? protocol::Source::kHistogramU8
-                                                        : protocol::Source::kHistogramI32)
+                                                        ? ops::histogram::kSourceU8
+                                                        : ops::histogram::kSourceI32)
           << what;
       EXPECT_EQ(s.call.buffers[h::Sig::kIn].lo, h::kHot) << what << ": the distribution";
       EXPECT_EQ(s.call.buffers[h::Sig::kIn].hi, bins) << what << ": the bin count";

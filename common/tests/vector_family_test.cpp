@@ -66,7 +66,7 @@ TEST(VectorFamily, DeviceDrawsAreNamedWithTheirOwnSeeds) {
   const labkit::CheckSpec s = labkit::ops::start_spec<labkit::ops::reduce::Sig>("v1", c);
   const auto& in = s.call.buffers[labkit::ops::reduce::Sig::kIn];
   const auto& ws = s.call.buffers[labkit::ops::reduce::Sig::kWorkspace];
-  EXPECT_EQ(in.source, labkit::protocol::Source::kReduceF32);
+  EXPECT_EQ(in.source, labkit::ops::reduce::kSourceF32);
   EXPECT_EQ(ws.source, labkit::protocol::Source::kUniformF32);
   EXPECT_EQ(in.seed, labkit::ops::device_in_seed(c));
   EXPECT_NE(in.seed, ws.seed);

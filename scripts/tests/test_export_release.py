@@ -280,9 +280,10 @@ class InterfaceDefinitionsTest(unittest.TestCase):
                 tokens = er.code_tokens(text)
                 if er.kernel_code(text, [t[0] for t in tokens], er.defined_functions(tokens)):
                     kernels.append(rel)
-        self.assertEqual(kernels, ["common/src/device_compare.cu", "common/src/device_fill.cu",
-                                   "common/src/device_reference.cu",
+        self.assertEqual(kernels, ["common/include/labkit/elementwise_fill.cuh",
+                                   "common/src/device_compare.cu", "common/src/device_fill.cu",
                                    "common/src/gpu_ceilings_main.cu",
+                                   "common/src/ops/device_reference.cu",
                                    "common/src/ops/scan_device.cu",
                                    "common/tests/guard_kernels.cu",
                                    "common/tests/planner_demo.cu"])

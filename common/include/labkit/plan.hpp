@@ -134,10 +134,8 @@ struct FuncAttrOp {
   uint32_t reserved = 0;
 };
 
-enum class Helper : uint32_t { kConvSgemm = 1, kConvSgemmBatched = 2 };
-
 struct HelperOp {
-  uint32_t helper = 0;
+  uint32_t helper = 0;      // a family's identifier (labkit/helper.hpp)
   uint32_t n_ints = 0;
   int64_t ints[kMaxInts] = {};
   uint64_t stream = 0;
@@ -176,6 +174,6 @@ struct SavedPlan {
 
 // In the planner (planner.cpp): records a call of a helper the lab gives (a family's
 // recording stub calls it); the executor runs it, if this variant is given it.
-void record_helper(Helper helper, const int64_t* ints, uint32_t n_ints, const void* stream);
+void record_helper(uint32_t helper, const int64_t* ints, uint32_t n_ints, const void* stream);
 
 }  // namespace labkit::plan

@@ -62,32 +62,22 @@ enum class Op : uint32_t {
 
 enum class Role : uint32_t { kInput = 1, kOutput = 2, kInOut = 3 };
 
-// Where a buffer's contents come from. The generated sources are drawn on the device, fresh
-// per call: in a benchmark by the judge (into the worker's buffers, from the call's seed); in a
+// Where a buffer's contents come from: the arena, or a generated source (labkit/source.hpp).
+// The generated sources are drawn on the device, fresh per call: in a benchmark by the judge (into the worker's buffers, from the call's seed); in a
 // correctness call (kRun: inputs too large to pass through the host) by the worker (the
 // executor, never the planner, which sees no input), from the buffer's `seed` (call c:
 // source_seed(seed, c)), for an input or in-out buffer; the judge draws the same numbers on its
 // own GPU memory for its reference, and never takes the worker's copy on trust. For an output,
 // a generated source is the garbage it holds before every call, in place of the poison.
+// The core's sources are below; every op family brings its own under identifiers of its own
+// (labkit/ops/*_dist.hpp; common/src/ops/sources.cpp lists them), which the protocol carries
+// without knowing them. An identifier nobody registered is refused where a buffer is described.
 enum class Source : uint32_t {
   kArena = 0,        // bytes written by the judge into the arena
   kUniformF32 = 1,   // labkit::uniform_f32(seed, i, lo, hi)
   kUniformI32 = 2,   // labkit::uniform_i32(seed, i, lo, hi)
-  kReduceF32 = 3,    // the reduce family's float inputs (labkit/ops/reduce_dist.hpp, n = the
-                     // buffer's count)
-  kSpmvX = 4,        // the spmv family's x (labkit/ops/spmv_dist.hpp: uniform in [lo, hi), one
-                     // planted column)
-  kRowPtrEven = 5,   // int32 row_ptr of count - 1 rows sharing hi entries evenly:
-                     // out[i] = floor(i * hi / (count - 1)) (no seed)
-  kConvX = 6,        // the conv family's x (labkit/ops/conv_dist.hpp; the shift's plane is
-                     // the buffer's H*W, its last two dims)
-  kConvW = 7,        // the conv family's w (labkit/ops/conv_dist.hpp; plane K*K)
-  kHistogramU8 = 8,  // the histogram family's bytes (labkit/ops/histogram_dist.hpp; lo: the
-                     // distribution, hi: the bin count)
-  kHistogramI32 = 9, // the histogram family's ints, in [0, hi) (the same)
   kUniformF16 = 10,  // labkit::uniform_f32(seed, i, lo, hi) rounded to the nearest IEEE half
   kUniformBF16 = 11, // the same, rounded to the nearest bfloat16
-  kLastSource = kUniformBF16,
 };
 
 inline constexpr int kIpcHandleBytes = 64;  // sizeof(cudaIpcMemHandle_t)

@@ -16,6 +16,7 @@
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_compare.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/conv_dist.hpp"
 
 namespace labkit::ops::conv {
 namespace {
@@ -156,12 +157,12 @@ class CudnnConv : public bench::Baseline {
     cudnnDestroy(handle_);
   }
 
-  // The judge's draw (Source::kConvX, kConvW): the tests' distribution (conv_dist.hpp).
+  // The judge's draw (kSourceX, kSourceW): the tests' distribution (conv_dist.hpp).
   void prepare(uint64_t seed, cudaStream_t st) override {
-    fill_conv_f32(x_.get(), x_.size(), size_t(s_.h * s_.w), false,
-                  protocol::buffer_seed(seed, Sig::kX), st);
-    fill_conv_f32(w_.get(), w_.size(), size_t(s_.k * s_.k), true,
-                  protocol::buffer_seed(seed, Sig::kW), st);
+    fill_source(x_.get(), kSourceX, x_.size(), protocol::buffer_seed(seed, Sig::kX), 0, 0, st,
+                size_t(s_.h * s_.w));
+    fill_source(w_.get(), kSourceW, w_.size(), protocol::buffer_seed(seed, Sig::kW), 0, 0, st,
+                size_t(s_.k * s_.k));
   }
 
   void run(cudaStream_t st) override {
@@ -351,8 +352,8 @@ bench::Spec benchmark(const std::string& variant, const std::string& label, cons
   // The workspace is scratch (in-out): the judge fills it with fresh garbage before every call,
   // off the clock, and never copies it back (it can be gigabytes).
   s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{sh, workspace});
-  s.call.buffers[Sig::kX].source = Source::kConvX;
-  s.call.buffers[Sig::kW].source = Source::kConvW;
+  s.call.buffers[Sig::kX].source = kSourceX;
+  s.call.buffers[Sig::kW].source = kSourceW;
   BufferSpec& bias = s.call.buffers[Sig::kBias];  // unused: no bias
   bias.source = Source::kUniformF32;
   bias.lo = 0.5;

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "labkit/helper.hpp"
 #include "labkit/ops/conv_worker.hpp"
 
 // The lab's declarations (labs/07_im2col_conv/conv.h); a signature that drifts from them is a
@@ -134,3 +135,39 @@ void conv_sgemm_batched(const float* A, long long stride_a, const float* B, long
                                              stride_c, batch),
                    M, N, K);
 }
+
+// The executor's side of the helper ops (labkit/helper.hpp; common/src/ops/helpers.cpp lists
+// them): the planner's recording stubs (conv_gemm_plan.cpp) sent these arguments, the addresses
+// already mapped to the call's buffers.
+namespace labkit::ops::conv {
+namespace {
+
+float* matrix(const int64_t* ints, int i) {
+  return reinterpret_cast<float*>(static_cast<uintptr_t>(ints[i]));
+}
+int dim(const int64_t* ints, int i) { return static_cast<int>(ints[i]); }
+
+}  // namespace
+
+extern const plan::HelperKind kSgemmHelper{
+    kHelperSgemm, 6, kHelperRefusal, gemm_setup,
+    [](const int64_t* v, const plan::InsideCheck& inside, cudaStream_t s) {
+      // A (M x K), B (K x N), C (M x N)
+      inside(0, 1, 0, v[3], v[5]);
+      inside(1, 1, 0, v[5], v[4]);
+      inside(2, 1, 0, v[3], v[4]);
+      conv_sgemm(matrix(v, 0), matrix(v, 1), matrix(v, 2), dim(v, 3), dim(v, 4), dim(v, 5), s);
+    }};
+
+extern const plan::HelperKind kSgemmBatchedHelper{
+    kHelperSgemmBatched, 10, kHelperRefusal, gemm_setup,
+    [](const int64_t* v, const plan::InsideCheck& inside, cudaStream_t s) {
+      // A, stride_a, B, stride_b, C, stride_c, M, N, K, batch
+      inside(0, v[9], v[1], v[6], v[8]);
+      inside(2, v[9], v[3], v[8], v[7]);
+      inside(4, v[9], v[5], v[6], v[7]);
+      conv_sgemm_batched(matrix(v, 0), v[1], matrix(v, 2), v[3], matrix(v, 4), v[5], dim(v, 6),
+                         dim(v, 7), dim(v, 8), dim(v, 9), s);
+    }};
+
+}  // namespace labkit::ops::conv

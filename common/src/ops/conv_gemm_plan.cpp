@@ -39,7 +39,7 @@ void conv_sgemm(const float* A, const float* B, float* C, int M, int N, int K,
   namespace cv = labkit::ops::conv;
   cv::check_dims("conv_sgemm", M, N, K, 1);
   const int64_t ints[] = {cv::addr(A), cv::addr(B), cv::addr(C), M, N, K};
-  labkit::plan::record_helper(labkit::plan::Helper::kConvSgemm, ints, 6, stream);
+  labkit::plan::record_helper(cv::kHelperSgemm, ints, 6, stream);
 }
 
 void conv_sgemm_batched(const float* A, long long stride_a, const float* B, long long stride_b,
@@ -49,5 +49,5 @@ void conv_sgemm_batched(const float* A, long long stride_a, const float* B, long
   cv::check_dims("conv_sgemm_batched", M, N, K, batch);
   const int64_t ints[] = {cv::addr(A), stride_a, cv::addr(B), stride_b, cv::addr(C),
                           stride_c, M, N, K, batch};
-  labkit::plan::record_helper(labkit::plan::Helper::kConvSgemmBatched, ints, 10, stream);
+  labkit::plan::record_helper(cv::kHelperSgemmBatched, ints, 10, stream);
 }

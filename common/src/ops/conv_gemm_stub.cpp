@@ -23,9 +23,7 @@ void gemm_setup() noexcept {}  // nothing to start: there is no cuBLAS here
 namespace {
 
 [[noreturn]] void not_given(const char* fn) {
-  throw std::runtime_error(std::string(fn) +
-                           ": conv_sgemm is given for v1_im2col only (the GEMM of the explicit "
-                           "im2col variant); this variant must compute its product itself");
+  throw std::runtime_error(std::string(fn) + ": " + kHelperRefusal);
 }
 
 }  // namespace

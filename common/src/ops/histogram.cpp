@@ -88,8 +88,8 @@ CheckSpec spec(const std::string& variant, const Case& c) {
   s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{c.n, c.bins, c.dtype});
   BufferSpec& in = s.call.buffers[Sig::kIn];
   in.offset = c.in_offset;
-  in.source = c.dtype == DType::kU8 ? protocol::Source::kHistogramU8
-                                    : protocol::Source::kHistogramI32;
+  in.source = c.dtype == DType::kU8 ? kSourceU8
+                                    : kSourceI32;
   in.lo = c.dist;
   in.hi = c.bins;
   in.seed = in_seed(c);

@@ -31,8 +31,8 @@ class CubHistogram : public bench::Baseline {
   }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_histogram_values(in_.get(), dtype_ == DType::kU8, n_,
-                          protocol::buffer_seed(seed, Sig::kIn), dist_, bins_, s);
+    fill_source(in_.get(), dtype_ == DType::kU8 ? kSourceU8 : kSourceI32, n_,
+                protocol::buffer_seed(seed, Sig::kIn), dist_, bins_, s);
     reference_ready_ = false;
   }
 
@@ -113,8 +113,8 @@ bench::Spec benchmark(const std::string& variant, DType dtype, uint32_t bins, si
   s.call.params = Sig::params(n, dtype, bins);
   s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{n, bins, dtype});
   BufferSpec& in = s.call.buffers[Sig::kIn];
-  in.source = dtype == DType::kU8 ? protocol::Source::kHistogramU8
-                                  : protocol::Source::kHistogramI32;
+  in.source = dtype == DType::kU8 ? kSourceU8
+                                  : kSourceI32;
   in.lo = dist;
   in.hi = bins;
   // Fresh garbage in the bins before every timed call, as in the tests (histogram.hpp).

@@ -8,6 +8,7 @@
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/device_reference.hpp"
 #include "labkit/keep_last.hpp"
 
 namespace labkit::ops::reduce {

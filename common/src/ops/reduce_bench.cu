@@ -10,6 +10,7 @@
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/device_reference.hpp"
 #include "labkit/ops/reduce.hpp"
 
 namespace labkit::ops::reduce {
@@ -23,7 +24,7 @@ class CubSum : public bench::Baseline {
   }
 
   void prepare(uint64_t seed, cudaStream_t s) override {
-    fill_reduce_f32(in_.get(), n_, protocol::buffer_seed(seed, Sig::kIn), s);
+    fill_source(in_.get(), kSourceF32, n_, protocol::buffer_seed(seed, Sig::kIn), 0, 0, s);
   }
 
   void run(cudaStream_t s) override {
@@ -64,7 +65,7 @@ bench::Spec benchmark(const std::string& variant, size_t n, size_t workspace) {
   std::memcpy(garbage_bytes.data(), garbage.data(), garbage_bytes.size());
   s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{n, workspace, DType::kF32});
   BufferSpec& in = s.call.buffers[Sig::kIn];
-  in.source = protocol::Source::kReduceF32;
+  in.source = ops::reduce::kSourceF32;
   in.lo = in.hi = 0;
   s.call.inputs.emplace_back(Sig::kCount);
   s.call.inputs[0][Sig::kWorkspace] = std::move(garbage_bytes);

@@ -37,7 +37,7 @@ class CubScan : public bench::Baseline {
   void prepare(uint64_t seed, cudaStream_t s) override {
     const uint64_t in_seed = protocol::buffer_seed(seed, Sig::kIn);
     if (dtype_ == DType::kF32) {
-      fill_reduce_f32(in_.get(), n_, in_seed, s);
+      fill_source(in_.get(), reduce::kSourceF32, n_, in_seed, 0, 0, s);
     } else {
       fill_uniform_i32(i32(in_.get()), n_, in_seed, reduce::kIntLo, reduce::kIntHi, s);
     }
@@ -113,7 +113,7 @@ bench::Spec benchmark(const std::string& variant, DType dtype, size_t n, size_t 
   s.call.buffers = buffer_specs(Sig::kBufs, Sig::Sizes{n, workspace, dtype});
   BufferSpec& in = s.call.buffers[Sig::kIn];
   if (dtype == DType::kF32) {
-    in.source = protocol::Source::kReduceF32;
+    in.source = reduce::kSourceF32;
     in.lo = in.hi = 0;
   } else {
     in.source = protocol::Source::kUniformI32;

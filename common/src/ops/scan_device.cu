@@ -39,12 +39,12 @@ unsigned blocks_for(size_t count) {
 // The generated input of a test call (the sources draw_on_device gives `in`): element i of n.
 struct Draw {
   protocol::Source source = protocol::Source::kArena;
-  reduce::ReduceDist dist;  // kReduceF32
+  reduce::ReduceDist dist;  // reduce::kSourceF32
   uint64_t seed = 0;        // kUniformF32, kUniformI32
   float flo = 0, fhi = 0;
   int32_t ilo = 0, ihi = 0;
   __host__ __device__ float f(uint64_t i) const {
-    return source == protocol::Source::kReduceF32 ? reduce::reduce_value(dist, i)
+    return source == reduce::kSourceF32 ? reduce::reduce_value(dist, i)
                                                   : uniform_f32(seed, i, flo, fhi);
   }
   __host__ __device__ uint32_t u(uint64_t i) const {
@@ -165,7 +165,7 @@ DeviceCheck check_on_device(DType dtype, size_t n, const BufferSpec& in, const v
   Draw d;
   d.source = in.source;
   d.seed = protocol::source_seed(in.seed, 0);
-  if (dtype == DType::kF32 && in.source == protocol::Source::kReduceF32) {
+  if (dtype == DType::kF32 && in.source == reduce::kSourceF32) {
     d.dist = reduce::make_reduce_dist(d.seed, n);
   } else if (dtype == DType::kF32 && in.source == protocol::Source::kUniformF32) {
     d.flo = static_cast<float>(in.lo);

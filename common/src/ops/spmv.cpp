@@ -12,6 +12,7 @@
 #include "labkit/compare.hpp"
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/device_reference.hpp"
 #include "labkit/keep_last.hpp"
 #include "labkit/ops/spmv_dist.hpp"
 #include "labkit/parallel.hpp"
@@ -84,10 +85,10 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
     s.call.buffers[b].lo = lo;
     s.call.buffers[b].hi = hi;
   };
-  draw(Sig::kRowPtr, Source::kRowPtrEven, 0, static_cast<double>(nnz));
+  draw(Sig::kRowPtr, kSourceRowPtrEven, 0, static_cast<double>(nnz));
   draw(Sig::kColIdx, Source::kUniformI32, 0, static_cast<double>(d.cols - 1));
   draw(Sig::kValues, Source::kUniformF32, kValueLo, kValueHi);
-  draw(Sig::kX, Source::kSpmvX, kXLo, kXHi);
+  draw(Sig::kX, kSourceX, kXLo, kXHi);
   draw(Sig::kWorkspace, Source::kUniformF32, 100.0, 1000.0);
   for (uint32_t b = 0; b < s.call.buffers.size(); ++b) {
     s.call.buffers[b].seed = mix_seed(c.seed, 0xD3u + b);

@@ -14,7 +14,9 @@
 #include "labkit/device_buffer.hpp"
 #include "labkit/device_compare.hpp"
 #include "labkit/device_fill.hpp"
+#include "labkit/ops/device_reference.hpp"
 #include "labkit/ops/spmv.hpp"
+#include "labkit/ops/spmv_dist.hpp"
 
 namespace labkit::ops::spmv {
 namespace {
@@ -72,7 +74,7 @@ class CusparseSpmv : public bench::Baseline {
       fill_uniform_f32(values_.get(), nnz_, protocol::buffer_seed(seed, Sig::kValues), kValueLo,
                        kValueHi, s);
     }
-    fill_spmv_x(x_.get(), x_.size(), protocol::buffer_seed(seed, Sig::kX), kXLo, kXHi, s);
+    fill_source(x_.get(), kSourceX, x_.size(), protocol::buffer_seed(seed, Sig::kX), kXLo, kXHi, s);
   }
 
   void run(cudaStream_t s) override { multiply(a_, x_vec_, y_vec_, s); }
@@ -169,7 +171,7 @@ bench::Spec benchmark(const std::string& variant, const std::string& matrix_name
   values.lo = kValueLo;
   values.hi = kValueHi;
   BufferSpec& x = s.call.buffers[Sig::kX];
-  x.source = protocol::Source::kSpmvX;
+  x.source = spmv::kSourceX;
   x.lo = kXLo;
   x.hi = kXHi;
   const size_t ws_words = s.call.buffers[Sig::kWorkspace].count;

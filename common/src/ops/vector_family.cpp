@@ -56,7 +56,7 @@ void draw_on_device(const VectorCase& c, BufferSpec* in, BufferSpec* workspace) 
   in->seed = device_in_seed(c);
   workspace->seed = device_workspace_seed(c);
   if (c.dtype == DType::kF32) {
-    in->source = protocol::Source::kReduceF32;
+    in->source = reduce::kSourceF32;
     in->lo = in->hi = 0;
     workspace->source = protocol::Source::kUniformF32;
     workspace->lo = kGarbageF32Lo;

@@ -34,9 +34,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "labkit/protocol.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::conv {
+
+// The generated sources (labkit/source.hpp; common/src/ops/conv_source.cu): x, its shift's
+// segment the buffer's H*W (its last two dims), and w, the segment K*K.
+inline constexpr protocol::Source kSourceX{6};
+inline constexpr protocol::Source kSourceW{7};
 
 inline constexpr int kPlanted = 2;            // per tensor (x, w); positions may repeat
 inline constexpr float kPlantedMag = 256.0f;  // 2^8 times the scale

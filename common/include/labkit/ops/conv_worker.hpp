@@ -22,6 +22,14 @@ template <typename Shape>
 using Launcher = void (*)(const float* x, const float* w, const float* bias, float* y,
                           Shape shape, float* workspace, cudaStream_t stream);
 
+// The GEMM's two calls as helper ops of a plan (labkit/helper.hpp; the executor's side is
+// common/src/ops/conv_gemm.cu), and what a variant that is not given them gets.
+inline constexpr uint32_t kHelperSgemm = 1;
+inline constexpr uint32_t kHelperSgemmBatched = 2;
+inline constexpr const char* kHelperRefusal =
+    "conv_sgemm is given for v1_im2col only (the GEMM of the explicit im2col variant); this "
+    "variant must compute its product itself";
+
 // Creates the cuBLAS handle and its workspace behind conv_sgemm (common/src/ops/conv_gemm.cu).
 // Called by the lab's worker at start-up, before any request: creating them inside a launcher
 // that is being recorded into a graph would allocate during the capture. Never throws; a

@@ -22,9 +22,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "labkit/protocol.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::histogram {
+
+// The generated sources (labkit/source.hpp; common/src/ops/histogram_source.cu): bytes and
+// int32 values drawn by histogram_value below (lo: the distribution, hi: the bin count).
+inline constexpr protocol::Source kSourceU8{8};
+inline constexpr protocol::Source kSourceI32{9};
 
 enum Dist : uint32_t { kUniform = 0, kHot = 1, kSame = 2, kRuns = 3, kDistCount = 4 };
 

@@ -21,9 +21,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "labkit/protocol.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::reduce {
+
+// The float inputs as a generated source (labkit/source.hpp; common/src/ops/reduce_source.cu):
+// reduce_value below, n = the buffer's count. The scan family draws its floats from it too.
+inline constexpr protocol::Source kSourceF32{3};
 
 // Float sums are within kReduceBoundC * sqrt(n) * 2^-24 * sum|x| of the double reference.
 inline constexpr double kReduceBoundC = 4.0;

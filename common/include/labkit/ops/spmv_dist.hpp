@@ -9,9 +9,16 @@
 
 #include <cstdint>
 
+#include "labkit/protocol.hpp"
 #include "labkit/random.hpp"
 
 namespace labkit::ops::spmv {
+
+// The generated sources (labkit/source.hpp; common/src/ops/spmv_source.cu): x (spmv_x_value
+// below: uniform in [lo, hi) but for one planted column), and an int32 row_ptr of count - 1 rows
+// sharing hi entries evenly, out[i] = floor(i * hi / (count - 1)) (no seed).
+inline constexpr protocol::Source kSourceX{4};
+inline constexpr protocol::Source kSourceRowPtrEven{5};
 
 // 2^20: times a value of typical size, hundreds of times a dense row's bound; larger would widen
 // the bound itself (it grows with sum |a x|) until a few percent of a row could go missing.

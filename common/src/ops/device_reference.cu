@@ -1,6 +1,6 @@
-// The judges' double-precision references of the labs' sums, on the GPU: a reduction's sum
-// (lab 05) and a CSR matrix's row sums (lab 06). Compiled into labkit only (the judges), never
-// into labkit_worker (the process with the student's code).
+// The judges' double-precision references of the families' sums, on the GPU: a reduction's sum
+// (lab 05) and a CSR matrix's row sums (lab 06). Compiled into labkit_references, which the
+// reduce and spmv judges link (never a worker or the executor).
 //
 // Written with CUB's device-wide algorithms on purpose, not as hand-written kernels: this file
 // ships in every student release, and a shared-memory tree or a warp-per-row SpMV here would be
@@ -8,7 +8,7 @@
 // functions, grader/policy/rules.py), so nothing here earns anything pasted into a lab, and it is
 // as fast as the labs' baseline. The only kernel of this file is a copy (split_kernel).
 // docs/release.md, "Judge-side kernels", lists what a release may hold.
-#include "labkit/device_fill.hpp"
+#include "labkit/ops/device_reference.hpp"
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
@@ -17,11 +17,13 @@
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/elementwise_fill.cuh"
 
 namespace labkit {
 namespace {
 
-constexpr int kThreads = 256;
+using elementwise::blocks_for;
+using elementwise::kThreads;
 
 // A sum and a sum of absolute values, added together.
 struct SumPair {
@@ -64,11 +66,6 @@ __global__ void split_kernel(const SumPair* in, size_t n, double* out_a, double*
     out_a[i] = in[i].sum;
     out_b[i] = in[i].abs_sum;
   }
-}
-
-unsigned blocks_for(size_t count) {
-  const size_t blocks = (count + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65536 * 8 ? (blocks == 0 ? 1 : blocks) : 65536 * 8);
 }
 
 }  // namespace

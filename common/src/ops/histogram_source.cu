@@ -1,0 +1,42 @@
+// The histogram family's generated sources (labkit/source.hpp; labkit/ops/histogram_dist.hpp):
+// bytes and int32 values of distribution lo, in [0, hi). Drawn by the executor and the judges.
+#include "labkit/elementwise_fill.cuh"
+#include "labkit/ops/histogram_dist.hpp"
+#include "labkit/source.hpp"
+
+namespace labkit::ops::histogram {
+namespace {
+
+template <typename T>
+struct Values {
+  using value_type = T;
+  HistogramDist d;
+  __device__ T operator()(uint64_t i) const { return static_cast<T>(histogram_value(d, i)); }
+};
+
+template <typename T>
+Values<T> values(const SourceArgs& a) {
+  return {make_histogram_dist(a.seed, static_cast<uint32_t>(a.lo), static_cast<uint32_t>(a.hi))};
+}
+
+}  // namespace
+
+extern const SourceKind kU8Kind{
+    kSourceU8, "histogram u8", 1,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_elementwise(out, a.count, values<uint8_t>(a), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_elementwise(x, a.count, values<uint8_t>(a), s);
+    }};
+
+extern const SourceKind kI32Kind{
+    kSourceI32, "histogram i32", 4,
+    [](void* out, const SourceArgs& a, cudaStream_t s) {
+      fill_elementwise(out, a.count, values<int32_t>(a), s);
+    },
+    [](const void* x, const SourceArgs& a, cudaStream_t s) {
+      return count_not_elementwise(x, a.count, values<int32_t>(a), s);
+    }};
+
+}  // namespace labkit::ops::histogram
