@@ -189,9 +189,11 @@ bool scrub_shared_memory(cudaStream_t stream) {
   return true;
 }
 
-namespace {
-
-// The core's generators (labkit/elementwise_fill.cuh): one value per index.
+// The core's generators (labkit/elementwise_fill.cuh): one value per index. In a named namespace,
+// not an anonymous one: a kernel instantiated for a type of internal linkage gets a name outside
+// `labkit::` (nvcc's _INTERNAL_ prefix), and the profile stage counts the executor's own kernels
+// by that prefix (parse_profile).
+namespace gen {
 struct UniformF32 {
   using value_type = float;
   uint64_t seed;
@@ -212,31 +214,31 @@ struct Uniform16 {
   __device__ uint16_t operator()(uint64_t i) const { return uniform_16(seed, i, lo, hi, bf16); }
 };
 
-}  // namespace
+}  // namespace gen
 
 void fill_uniform_f32(float* out, size_t count, uint64_t seed, float lo, float hi,
                       cudaStream_t stream) {
-  fill_elementwise(out, count, UniformF32{seed, lo, hi}, stream);
+  fill_elementwise(out, count, gen::UniformF32{seed, lo, hi}, stream);
 }
 uint64_t count_not_uniform_f32(const float* a, size_t count, uint64_t seed, float lo, float hi,
                                cudaStream_t stream) {
-  return count_not_elementwise(a, count, UniformF32{seed, lo, hi}, stream);
+  return count_not_elementwise(a, count, gen::UniformF32{seed, lo, hi}, stream);
 }
 void fill_uniform_i32(int32_t* out, size_t count, uint64_t seed, int32_t lo, int32_t hi,
                       cudaStream_t stream) {
-  fill_elementwise(out, count, UniformI32{seed, lo, hi}, stream);
+  fill_elementwise(out, count, gen::UniformI32{seed, lo, hi}, stream);
 }
 uint64_t count_not_uniform_i32(const int32_t* a, size_t count, uint64_t seed, int32_t lo,
                                int32_t hi, cudaStream_t stream) {
-  return count_not_elementwise(a, count, UniformI32{seed, lo, hi}, stream);
+  return count_not_elementwise(a, count, gen::UniformI32{seed, lo, hi}, stream);
 }
 void fill_uniform_16(void* out, bool bf16, size_t count, uint64_t seed, float lo, float hi,
                      cudaStream_t stream) {
-  fill_elementwise(out, count, Uniform16{seed, lo, hi, bf16}, stream);
+  fill_elementwise(out, count, gen::Uniform16{seed, lo, hi, bf16}, stream);
 }
 uint64_t count_not_uniform_16(const void* a, bool bf16, size_t count, uint64_t seed, float lo,
                               float hi, cudaStream_t stream) {
-  return count_not_elementwise(a, count, Uniform16{seed, lo, hi, bf16}, stream);
+  return count_not_elementwise(a, count, gen::Uniform16{seed, lo, hi, bf16}, stream);
 }
 
 uint64_t count_differences(const void* a, const void* b, size_t bytes, cudaStream_t stream) {

@@ -1278,13 +1278,16 @@ Profile parse_profile(const std::string& report) {
       continue;
     }
     if (fields.size() != header.size()) continue;
-    // The executor's own kernels (its fills of generated inputs, in namespace labkit, where the
-    // policy lets no student define anything) are not the call's work.
+    // The executor's own kernels (its fills of generated inputs and scrubs, in namespace labkit,
+    // where the policy lets no student define anything) are not the call's work. ncu is asked
+    // for mangled names (_ZN6labkit...: the function's own scope, whatever its template
+    // arguments or return type); a demangled name (labkit::..., after a template's return
+    // type) is read too.
     std::string kernel = fields[static_cast<size_t>(kernel_col)];
     if (kernel.rfind("void ", 0) == 0) kernel.erase(0, 5);
     double v = 0;
     const bool number = csv_number(fields[static_cast<size_t>(value_col)], v);
-    if (kernel.rfind("labkit::", 0) == 0) {
+    if (kernel.rfind("_ZN6labkit", 0) == 0 || kernel.rfind("labkit::", 0) == 0) {
       if (number) own[fields[static_cast<size_t>(id_col)]] = true;
       continue;
     }
@@ -1384,6 +1387,7 @@ Profile Worker::profile(const OpCall& call, double max_s) {
       call, flags, true,
       [&](const std::string& report) {
         return std::vector<std::string>{ncu, "--csv", "--print-units", "base",
+                                        "--print-kernel-base", "mangled",
                                         "--target-processes", "application-only",
                                         "--metrics", profile_metrics(), "--log-file", report};
       },

@@ -662,6 +662,17 @@ TEST(JudgeHost, ProfileReadsOnlyNcusOwnPermissionLineAndCountsTheExecutorsKernel
   EXPECT_EQ(p.kernels, 1);
   EXPECT_EQ(p.own_kernels, 1);
   EXPECT_DOUBLE_EQ(p.dram_read_bytes, 4096.0);
+  // Mangled names, as the stage asks ncu for them: the executor's template fill is its own
+  // (its scope is labkit's), a student's kernel returning a harness type is not.
+  p = labkit::parse_profile(
+      head +
+      row(0, "_ZN6labkit11elementwise11fill_kernelINS_3gen10UniformF32EEEvPNT_10value_typeEmS4_",
+          "64") +
+      row(1, "_Z1kIfEN6labkit3RetIT_E4typeEPf", "4096") + row(2, "plain_c_kernel", "8"));
+  ASSERT_EQ(p.status, labkit::ProfileStatus::kOk) << p.why;
+  EXPECT_EQ(p.own_kernels, 1);
+  EXPECT_EQ(p.kernels, 2);
+  EXPECT_DOUBLE_EQ(p.dram_read_bytes, 4104.0);
   // The executor's fill measured, the student's kernel not: counted, and a tool failure.
   p = labkit::parse_profile("==ERROR== Failed to profile kernel\n" + head +
                             row(0, "labkit::fill_kernel(float *)", "64"));

@@ -8,15 +8,19 @@
 #include "labkit/source.hpp"
 
 namespace labkit::ops::conv {
-namespace {
 
-struct Values {
+// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
+// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
+// for the student's (labkit/elementwise_fill.cuh).
+struct InputValues {
   using value_type = float;
   ConvDist d;
   __device__ float operator()(uint64_t i) const { return conv_value(d, i); }
 };
 
-Values values(Tensor t, const SourceArgs& a) {
+namespace {
+
+InputValues values(Tensor t, const SourceArgs& a) {
   return {make_conv_dist(t, a.seed, a.count, a.plane)};
 }
 

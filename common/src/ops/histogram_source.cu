@@ -5,17 +5,21 @@
 #include "labkit/source.hpp"
 
 namespace labkit::ops::histogram {
-namespace {
 
+// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
+// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
+// for the student's (labkit/elementwise_fill.cuh).
 template <typename T>
-struct Values {
+struct InputValues {
   using value_type = T;
   HistogramDist d;
   __device__ T operator()(uint64_t i) const { return static_cast<T>(histogram_value(d, i)); }
 };
 
+namespace {
+
 template <typename T>
-Values<T> values(const SourceArgs& a) {
+InputValues<T> values(const SourceArgs& a) {
   return {make_histogram_dist(a.seed, static_cast<uint32_t>(a.lo), static_cast<uint32_t>(a.hi))};
 }
 

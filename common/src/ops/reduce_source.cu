@@ -5,23 +5,27 @@
 #include "labkit/source.hpp"
 
 namespace labkit::ops::reduce {
-namespace {
 
-struct Values {
+// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
+// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
+// for the student's (labkit/elementwise_fill.cuh).
+struct F32Values {
   using value_type = float;
   ReduceDist d;
   __device__ float operator()(uint64_t i) const { return reduce_value(d, i); }
 };
+
+namespace {
 
 }  // namespace
 
 extern const SourceKind kF32Kind{
     kSourceF32, "reduce f32", 4,
     [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, Values{make_reduce_dist(a.seed, a.count)}, s);
+      fill_elementwise(out, a.count, F32Values{make_reduce_dist(a.seed, a.count)}, s);
     },
     [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, Values{make_reduce_dist(a.seed, a.count)}, s);
+      return count_not_elementwise(x, a.count, F32Values{make_reduce_dist(a.seed, a.count)}, s);
     }};
 
 }  // namespace labkit::ops::reduce

@@ -8,8 +8,10 @@
 #include "labkit/source.hpp"
 
 namespace labkit::ops::spmv {
-namespace {
 
+// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
+// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
+// for the student's (labkit/elementwise_fill.cuh).
 struct XValues {
   using value_type = float;
   SpmvX d;
@@ -22,6 +24,8 @@ struct RowPtrEven {
   uint64_t rows, nnz;
   __device__ int32_t operator()(uint64_t i) const { return static_cast<int32_t>(i * nnz / rows); }
 };
+
+namespace {
 
 XValues x_values(const SourceArgs& a) {
   return {make_spmv_x(a.seed, a.count, static_cast<float>(a.lo), static_cast<float>(a.hi))};
