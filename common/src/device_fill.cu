@@ -189,10 +189,7 @@ bool scrub_shared_memory(cudaStream_t stream) {
   return true;
 }
 
-// The core's generators (labkit/elementwise_fill.cuh): one value per index. In a named namespace,
-// not an anonymous one: a kernel instantiated for a type of internal linkage gets a name outside
-// `labkit::` (nvcc's _INTERNAL_ prefix), and the profile stage counts the executor's own kernels
-// by that prefix (parse_profile).
+// The core's generators (labkit/elementwise_fill.cuh): one value per index.
 namespace gen {
 struct UniformF32 {
   using value_type = float;

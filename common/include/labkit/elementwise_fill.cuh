@@ -3,10 +3,10 @@
 // `value_type`; `fill_elementwise` writes gen(i) to out[i], `count_not_elementwise` counts the
 // elements of `a` that differ from it bit for bit (a tally: one atomic per differing element,
 // none in the common case where nothing differs, no reduction). For .cu files: a family's source
-// instantiates them with its own generator (common/src/ops/*_source.cu), a type of a named
-// namespace: instantiated for a type of internal linkage (an anonymous namespace) a kernel is
-// named outside `labkit::` by nvcc (_INTERNAL_...), and the profile stage, which counts the
-// executor's own kernels by that prefix (parse_profile), would take the fill for the student's.
+// instantiates them with its own generator (common/src/ops/*_source.cu). The profile stage
+// tells these kernels from the student's by their mangled names (_ZN6labkit...): ncu's default
+// names print a template kernel without its scope ("fill_kernel"), which parse_profile would
+// take for the student's.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -9,9 +9,6 @@
 
 namespace labkit::ops::conv {
 
-// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
-// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
-// for the student's (labkit/elementwise_fill.cuh).
 struct InputValues {
   using value_type = float;
   ConvDist d;

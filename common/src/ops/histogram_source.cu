@@ -6,9 +6,6 @@
 
 namespace labkit::ops::histogram {
 
-// The generators are in the family's namespace, not an anonymous one: a kernel instantiated for
-// a type of internal linkage is named outside `labkit::`, where the profile stage would take it
-// for the student's (labkit/elementwise_fill.cuh).
 template <typename T>
 struct InputValues {
   using value_type = T;
