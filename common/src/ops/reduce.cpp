@@ -98,8 +98,7 @@ CheckSpec spec(const std::string& variant, const Case& c) {
                                  std::to_string(e.int_sum) + " does not fit in an int)";
       return verdict(r, "the sum of " + std::to_string(n) + " ints is not exact" + modulo + ": ");
     }
-    const double bound =
-        kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * e.abs_sum;
+    const double bound = sum_bound(n, e.abs_sum);
     return verdict(
         compare_vector(observe(outputs[Sig::kOut], DType::kF32), {e.sum}, {bound}, layout),
         "the sum of " + std::to_string(n) + " floats is wrong: ");

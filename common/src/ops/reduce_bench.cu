@@ -37,8 +37,7 @@ class CubSum : public bench::Baseline {
       return "out has the wrong size";
     }
     const SumAbs ref = sum_abs_f64(in_.get(), n_, s);
-    const double bound = kReduceBoundC * std::sqrt(static_cast<double>(n_)) *
-                         std::ldexp(1.0, -24) * ref.abs_sum;
+    const double bound = sum_bound(n_, ref.abs_sum);
     const CompareResult r = compare_vector(observe(outputs[Sig::kOut], DType::kF32), {ref.sum},
                                            {bound}, VectorLayout{1, 1, {}, "out"});
     return r.ok() ? "" : r.report();

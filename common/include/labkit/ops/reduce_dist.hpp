@@ -73,11 +73,15 @@ LABKIT_HD inline float reduce_value(const ReduceDist& d, uint64_t i) {
   return reduce_add(reduce_add(d.offset, shift), u) * d.scale;
 }
 
+// A float sum's bound, in tests and benchmarks alike: kReduceBoundC * sqrt(n) * 2^-24 * sum|x|.
+inline double sum_bound(uint64_t n, double abs_sum) {
+  return kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * abs_sum;
+}
+
 // The bound of the ordinary elements' sum, before planting: kReduceBoundC * sqrt(n) * 2^-24 *
 // sum|x|, with |x| < 2 * scale.
 inline double reduce_ordinary_bound(uint64_t n, double scale) {
-  return kReduceBoundC * std::sqrt(static_cast<double>(n)) * std::ldexp(1.0, -24) * 2.0 *
-         static_cast<double>(n) * scale;
+  return sum_bound(n, 2.0 * static_cast<double>(n) * scale);
 }
 
 // The distribution of one call's n elements, from its seed (host only: the GPU gets it by value).
