@@ -7,11 +7,14 @@
 // inherits no device file; reads the student's device code from the planner binary's
 // .nv_fatbin section itself (one fatbin, the one nvcc made, or none); and serves the judge with
 // the runner of worker.cpp, each variant's launch being "ask the planner for this call's plan,
-// check it, run it on the call's stream". Before every call (outside any capture or timed
-// window) it loads a fresh copy of the device code, so nothing of the student's survives in
-// device memory from one call to the next (module globals included), and re-applies the
-// function attributes the launcher set in earlier calls (a launcher that sets one once, behind
-// a static flag, keeps it as with the real runtime).
+// check it, run it on the call's stream". Before every test (a request of one or more calls)
+// and every benchmark call (outside any capture or timed window) it loads a fresh copy of the
+// device code, so nothing of the student's survives in device memory from one test or timed
+// call to the next (module globals included), and re-applies the function attributes the
+// launcher set in earlier calls (a launcher that sets one once, behind a static flag, keeps it
+// as with the real runtime). The calls of one test share their copy, as the launches of one
+// program share its module: a __device__ counter a kernel never resets is wrong from the second
+// call on, as it would be in a student's own program.
 //
 // Everything the planner sends is untrusted: kernels are looked up by name in the loaded device
 // code only, arguments must have exactly the kernel's parameter bytes, memsets must lie inside
@@ -359,9 +362,11 @@ class Executor {
     return "";
   }
 
-  // The call's plan, and a fresh copy of the device code: outside any capture or timed window.
+  // The call's plan, and a fresh copy of the device code for the first call of a test and for
+  // every benchmark call (`first`: the first call of its request; `timed`: a benchmark's):
+  // outside any capture or timed window.
   void prepare(const std::string& variant, const Call& call, bool captured, bool timed = false,
-               bool first = false) {
+               bool first = true) {
     prepared_ = false;
     error_ = code_error_;
     plan_.clear();
@@ -370,8 +375,7 @@ class Executor {
       prepared_ = true;
       return;
     }
-    (void)first;
-    if (!fatbin_.empty()) {
+    if (!fatbin_.empty() && (first || timed || lib_ == nullptr)) {
       const std::string why = load(timed);
       if (!why.empty()) {
         error_ = why;

@@ -365,7 +365,8 @@ class Runner {
         }
       }
       CUDA_CHECK(cudaDeviceSynchronize());
-      if (v->prepare) v->prepare(call, (req.flags & p::kFlagCapture) != 0, false, false);
+      // A fresh copy of the device code for the test's first call; its later calls share it.
+      if (v->prepare) v->prepare(call, (req.flags & p::kFlagCapture) != 0, false, c == 0);
 
       if (req.flags & p::kFlagCapture) {
         const std::string problem = launch_captured(*v, call);

@@ -49,10 +49,11 @@ struct Call {
 struct Variant {
   std::string name;
   std::function<void(const Call&)> launch;
-  // The executor's variants (planned): gets the call's plan from the planner and loads a fresh
-  // copy of the device code, before the call and outside any capture or timed window. The
-  // launch that follows runs that plan; without a prepare first, launch prepares itself.
-  // `timed`: a benchmark's call (`first`: its first since the benchmark's buffers were set up).
+  // The executor's variants (planned): gets the call's plan from the planner and, for a test's
+  // first call and every benchmark call, loads a fresh copy of the device code, before the call
+  // and outside any capture or timed window. The launch that follows runs that plan; without a
+  // prepare first, launch prepares itself. `timed`: a benchmark's call; `first`: a test's first
+  // call, or a benchmark's first since its buffers were set up.
   std::function<void(const Call&, bool captured, bool timed, bool first)> prepare;
 };
 
