@@ -48,6 +48,10 @@ _STATIC_BOUND = {"local_memory": "max", "tensor_cores": "min"}
 PROFILE_LESSON_COUNTERS = {
     "dram_bytes": ("prof_dram_read_bytes", "prof_dram_write_bytes"),
     "global_load_sector_use": ("prof_ld_sector_use_worst_pct",),
+    # Sectors moved by the call's global loads and value-returning atomics: a count, which a
+    # coalesced load added beside an uncoalesced one can only raise (a share of each sector
+    # used, averaged over a kernel's loads, it lifts: red team round 31).
+    "global_load_sectors": ("prof_ld_sectors", "prof_atom_sectors"),
     "global_store_sector_use": ("prof_st_sector_use_worst_pct",),
 }
 

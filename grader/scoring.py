@@ -102,6 +102,8 @@ def _profile_value_text(counter: str, value: float) -> str:
     from grader import report_text
     if counter.endswith("bytes"):
         return report_text._si_bytes(value)
+    if counter.endswith("sectors"):
+        return f"{value:.3g} sectors"
     return f"{value:.0f}%"
 
 

@@ -161,7 +161,7 @@ class ParseGoodTest(unittest.TestCase):
     def test_the_labs_profile_lessons_read_their_lectures_benchmark(self):
         # Labs 01, 05 and 08 grade the counter their lecture's model is about, on the benchmark
         # whose `lecture` states it; each still totals 100, and its handout states the points.
-        for lab, counter, says in (("01_naive_matmul", "global_load_sector_use", "coalesc"),
+        for lab, counter, says in (("01_naive_matmul", "global_load_sectors", "coalesc"),
                                    ("05_reduction", "dram_bytes", "once"),
                                    ("08_scan", "dram_bytes", "once")):
             cfg = load_lab_config(LABS, lab)
@@ -172,6 +172,13 @@ class ParseGoodTest(unittest.TestCase):
             if counter == "dram_bytes":   # the bound sits above the model, below a second pass
                 self.assertLess(perf.lecture["value"], lesson.max)
                 self.assertLess(lesson.max, 1.5 * perf.lecture["value"])
+            if counter == "global_load_sectors":
+                # Above the lecture's coalesced reads (5 N^3 / 32 sectors at N = 4096), far
+                # below threadIdx.x walking rows (33 N^3 / 32 / 2: 32 sectors of A, one of B).
+                n3 = 4096.0 ** 3
+                self.assertLess(5 * n3 / 32, lesson.max)
+                self.assertLess(lesson.max, 0.5 * 33 * n3 / 64)
+                self.assertIsNone(lesson.min)
             self.assertEqual(cfg.max_points, 100)
             scoring_text = (LABS / lab / "README.md").read_text().split(
                 "## Scoring", 1)[1].split("\n## ", 1)[0]

@@ -308,6 +308,27 @@ class ProfileLessonGroupTest(unittest.TestCase):
     COALESCED = config.Lesson("coalescing", "global_load_sector_use", 5.0, max=None,
                               benchmark="matmul/v1/4096", min=50.0)
 
+    SECTORS = config.Lesson("coalescing", "global_load_sectors", 5.0, max=1.61e10,
+                            benchmark="matmul/v1/4096")
+
+    def test_sectors_count_loads_and_atomics_so_padding_only_adds(self):
+        # The reference's coalesced reads pass; an uncoalesced kernel fails, and coalesced loads
+        # added inside it (which lift its share of each sector used) only add sectors.
+        ok = scoring.profile_lesson_group(
+            self.SECTORS, self.measured(prof_ld_sectors=1.075e10, prof_atom_sectors=0.0),
+            correct=True)
+        self.assertEqual(ok.points, 5.0)
+        for loads, atoms in ((7.1e10, 0.0), (7.1e10 + 8.6e10, 0.0), (1.0e10, 6.9e10)):
+            g = scoring.profile_lesson_group(
+                self.SECTORS, self.measured(prof_ld_sectors=loads, prof_atom_sectors=atoms),
+                correct=True)
+            self.assertEqual(g.points, 0.0, (loads, atoms))
+            self.assertIn("at most 1.61e+10 sectors", g.tests[0].message)
+        # A counter missing from the profile is not a pass.
+        g = scoring.profile_lesson_group(self.SECTORS, self.measured(prof_ld_sectors=1e10),
+                                         correct=True)
+        self.assertEqual((g.points, g.tests[0].status), (0.0, "failed"))
+
     @staticmethod
     def perf(status="measured", **counters):
         p = PerfResult(max_points=20.0, status=status, benchmark="reduce/v4/268435456")
