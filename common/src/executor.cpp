@@ -376,7 +376,7 @@ class Executor {
       return;
     }
     if (!fatbin_.empty() && (first || timed || lib_ == nullptr)) {
-      const std::string why = load(timed);
+      const std::string why = load();
       if (!why.empty()) {
         error_ = why;
         prepared_ = true;
@@ -541,15 +541,14 @@ class Executor {
     return got == 1;
   }
 
-  std::string load(bool timed = false) {
-    if (lib_ != nullptr) retired_.push_back(lib_);
+  std::string load() {
+    // The copy before goes first, timed calls included (off the clock: the judge runs a kernel
+    // of its own after the ping, before its window opens): a copy kept loaded would keep its
+    // module globals in the context's memory, where a later copy's kernel could look for them
+    // (red team round 31).
+    if (lib_ != nullptr) cudaLibraryUnload(lib_);
     lib_ = nullptr;
-    // Unloading a copy costs the next call on the GPU; between timed calls, keep the old copies
-    // (a few hundred KiB each) until the next untimed call.
-    if (!timed || retired_.size() > 256) {
-      for (cudaLibrary_t old : retired_) cudaLibraryUnload(old);
-      retired_.clear();
-    }
+    kernels_.clear();  // the unloaded copy's handles
     const cudaError_t e =
         cudaLibraryLoadData(&lib_, fatbin_.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
     if (e != cudaSuccess) {
@@ -557,7 +556,6 @@ class Executor {
       cudaGetLastError();
       return "the student's device code does not load on this GPU: " + describe(e);
     }
-    kernels_.clear();
     // The attributes the launcher set in earlier calls stay set, as with the real runtime.
     for (const auto& [key, value] : attrs_) {
       cudaKernel_t k = kernel(key.first);
@@ -806,7 +804,6 @@ class Executor {
   std::string code_error_;  // why the student's device code is refused: every call fails with it
   cudaLibrary_t lib_ = nullptr;
   size_t largest_frame_ = 0;  // the loaded kernels' largest local frame (what the scrub covers)
-  std::vector<cudaLibrary_t> retired_;
   std::map<std::string, cudaKernel_t> kernels_;   // of the loaded copy
   std::map<std::string, ParamInfo> params_;       // the same in every copy
   std::map<std::pair<std::string, int32_t>, int32_t> attrs_;
