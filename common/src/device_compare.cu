@@ -2,6 +2,7 @@
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/elementwise_fill.cuh"
 
 namespace labkit {
 namespace {
@@ -57,24 +58,12 @@ __global__ void row_bound_kernel(const float* got, const double* ref, const doub
   }
 }
 
-template <typename Launch>
-uint64_t count(cudaStream_t stream, Launch&& launch) {
-  DeviceBuffer<unsigned long long> wrong(1);
-  CUDA_CHECK(cudaMemsetAsync(wrong.get(), 0, sizeof(unsigned long long), stream));
-  launch(wrong.get());
-  LABKIT_CHECK_LAUNCH();
-  unsigned long long host = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&host, wrong.get(), sizeof(host), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  return host;
-}
-
 }  // namespace
 
 uint64_t count_beyond_walk_bound(const float* got, const double* ref, const double* sq, size_t n,
                                  double scale, cudaStream_t stream) {
   if (n == 0) return 0;
-  return count(stream, [&](unsigned long long* wrong) {
+  return elementwise::tally(stream, [&](unsigned long long* wrong) {
     walk_bound_kernel<<<blocks_for(n), kThreads, 0, stream>>>(got, ref, sq, n, scale, wrong);
   });
 }
@@ -83,7 +72,7 @@ uint64_t count_beyond_peak_bound(const float* got, const double* ref, const doub
                                  const double* peak, double peak_before, size_t n, double scale,
                                  cudaStream_t stream) {
   if (n == 0) return 0;
-  return count(stream, [&](unsigned long long* wrong) {
+  return elementwise::tally(stream, [&](unsigned long long* wrong) {
     peak_bound_kernel<<<blocks_for(n), kThreads, 0, stream>>>(got, ref, sq, peak, peak_before, n,
                                                               scale, wrong);
   });
@@ -93,7 +82,7 @@ uint64_t count_beyond_row_bound(const float* got, const double* ref, const doubl
                                 const int32_t* row_ptr, size_t rows, double c_entry,
                                 double c_walk, cudaStream_t stream) {
   if (rows == 0) return 0;
-  return count(stream, [&](unsigned long long* wrong) {
+  return elementwise::tally(stream, [&](unsigned long long* wrong) {
     row_bound_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(got, ref, abs_ref, row_ptr, rows,
                                                                 c_entry, c_walk, wrong);
   });

@@ -17,6 +17,7 @@
 
 #include "labkit/cuda_check.hpp"
 #include "labkit/device_buffer.hpp"
+#include "labkit/source.hpp"
 
 namespace labkit {
 namespace elementwise {
@@ -93,6 +94,23 @@ uint64_t count_not_elementwise(const void* a, size_t count, const Gen& gen, cuda
                                     stream>>>(static_cast<const typename Gen::value_type*>(a),
                                               count, gen, differ);
   });
+}
+
+// A family's generated source (labkit/source.hpp) from `Make`, a function of the draw's
+// arguments that returns its generator: the fill and the bit-for-bit check draw the same values
+// (constexpr: the entries are initialised before any other static initialiser reads them).
+template <auto Make>
+constexpr SourceKind generated_source(protocol::Source id, const char* name, uint32_t elem_size,
+                            size_t (*plane)(const std::vector<uint64_t>&, const std::string&) =
+                                nullptr) {
+  return {id, name, elem_size,
+          [](void* out, const SourceArgs& a, cudaStream_t s) {
+            fill_elementwise(out, a.count, Make(a), s);
+          },
+          [](const void* x, const SourceArgs& a, cudaStream_t s) {
+            return count_not_elementwise(x, a.count, Make(a), s);
+          },
+          plane};
 }
 
 }  // namespace labkit

@@ -17,7 +17,8 @@ struct InputValues {
 
 namespace {
 
-InputValues values(Tensor t, const SourceArgs& a) {
+template <Tensor t>
+InputValues values(const SourceArgs& a) {
   return {make_conv_dist(t, a.seed, a.count, a.plane)};
 }
 
@@ -31,24 +32,9 @@ size_t plane(const std::vector<uint64_t>& dims, const std::string& buffer) {
 
 }  // namespace
 
-extern const SourceKind kXKind{
-    kSourceX, "conv x", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, values(Tensor::kX, a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, values(Tensor::kX, a), s);
-    },
-    plane};
-
-extern const SourceKind kWKind{
-    kSourceW, "conv w", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, values(Tensor::kW, a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, values(Tensor::kW, a), s);
-    },
-    plane};
+extern const SourceKind kXKind =
+    generated_source<&values<Tensor::kX>>(kSourceX, "conv x", 4, plane);
+extern const SourceKind kWKind =
+    generated_source<&values<Tensor::kW>>(kSourceW, "conv w", 4, plane);
 
 }  // namespace labkit::ops::conv

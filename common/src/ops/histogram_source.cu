@@ -22,22 +22,9 @@ InputValues<T> values(const SourceArgs& a) {
 
 }  // namespace
 
-extern const SourceKind kU8Kind{
-    kSourceU8, "histogram u8", 1,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, values<uint8_t>(a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, values<uint8_t>(a), s);
-    }};
-
-extern const SourceKind kI32Kind{
-    kSourceI32, "histogram i32", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, values<int32_t>(a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, values<int32_t>(a), s);
-    }};
+extern const SourceKind kU8Kind =
+    generated_source<&values<uint8_t>>(kSourceU8, "histogram u8", 1);
+extern const SourceKind kI32Kind =
+    generated_source<&values<int32_t>>(kSourceI32, "histogram i32", 4);
 
 }  // namespace labkit::ops::histogram

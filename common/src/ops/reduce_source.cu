@@ -14,15 +14,10 @@ struct F32Values {
 
 namespace {
 
+F32Values f32_values(const SourceArgs& a) { return {make_reduce_dist(a.seed, a.count)}; }
+
 }  // namespace
 
-extern const SourceKind kF32Kind{
-    kSourceF32, "reduce f32", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, F32Values{make_reduce_dist(a.seed, a.count)}, s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, F32Values{make_reduce_dist(a.seed, a.count)}, s);
-    }};
+extern const SourceKind kF32Kind = generated_source<&f32_values>(kSourceF32, "reduce f32", 4);
 
 }  // namespace labkit::ops::reduce

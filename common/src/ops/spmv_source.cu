@@ -35,22 +35,8 @@ RowPtrEven row_ptr_even(const SourceArgs& a) {
 
 }  // namespace
 
-extern const SourceKind kXKind{
-    kSourceX, "spmv x", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, x_values(a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, x_values(a), s);
-    }};
-
-extern const SourceKind kRowPtrEvenKind{
-    kSourceRowPtrEven, "spmv even row_ptr", 4,
-    [](void* out, const SourceArgs& a, cudaStream_t s) {
-      fill_elementwise(out, a.count, row_ptr_even(a), s);
-    },
-    [](const void* x, const SourceArgs& a, cudaStream_t s) {
-      return count_not_elementwise(x, a.count, row_ptr_even(a), s);
-    }};
+extern const SourceKind kXKind = generated_source<&x_values>(kSourceX, "spmv x", 4);
+extern const SourceKind kRowPtrEvenKind =
+    generated_source<&row_ptr_even>(kSourceRowPtrEven, "spmv even row_ptr", 4);
 
 }  // namespace labkit::ops::spmv
