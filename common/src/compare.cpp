@@ -1,4 +1,5 @@
 #include "labkit/compare.hpp"
+#include "labkit/half.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -239,8 +240,24 @@ Observed observe(const std::vector<uint8_t>& bytes, DType dtype) {
   o.unwritten.assign(n, 0);
   if (dtype == DType::kF32 || dtype == DType::kF64) o.values.resize(n);
   if (dtype == DType::kI32 || dtype == DType::kI64) o.ints.resize(n);
-  if (size < 4) {  // bytes and 16-bit floats are inputs, never poisoned outputs
-    throw std::invalid_argument("labkit::observe: outputs are 4 or 8 bytes per element");
+  if (dtype == DType::kF16 || dtype == DType::kBF16) {
+    // 16-bit outputs (lab 11): the poison's 32-bit word covers two elements, its low half first
+    // (little-endian); an element still holding its half of the word was never written.
+    const bool bf16 = dtype == DType::kBF16;
+    o.values.resize(n);
+    parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
+      for (size_t i = lo; i < hi; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, bytes.data() + 2 * i, 2);
+        const auto poison = static_cast<uint16_t>(i % 2 == 0 ? kPoisonBits : kPoisonBits >> 16);
+        o.unwritten[i] = bits == poison;
+        o.values[i] = from_16_bits(bits, bf16);
+      }
+    });
+    return o;
+  }
+  if (size < 4) {  // bytes are inputs, never poisoned outputs
+    throw std::invalid_argument("labkit::observe: outputs are 2, 4 or 8 bytes per element");
   }
   parallel_for(n, size_t{1} << 18, [&](size_t lo, size_t hi) {
     for (size_t i = lo; i < hi; ++i) {

@@ -7,6 +7,7 @@
 
 #include "labkit/check.hpp"
 #include "labkit/compare.hpp"
+#include "labkit/half.hpp"
 #include "labkit/ops/matmul_reference.hpp"
 #include "labkit/random.hpp"
 
@@ -167,6 +168,28 @@ TEST(CompareVector, IntegersAreExactEvenPastDoublePrecision) {
   EXPECT_EQ(r.wrong, 1u);
   EXPECT_NE(r.report().find("sum[1]: 1152921504606846976 / 1152921504606846977"), std::string::npos)
       << r.report();
+}
+
+// 16-bit outputs (lab 11): each element is read in its type, and one still holding its half of
+// the 32-bit poison word (low half first) was never written, in either type.
+TEST(CompareVector, SixteenBitPoisonIsNeverWritten) {
+  for (const DType type : {DType::kF16, DType::kBF16}) {
+    const bool bf16 = type == DType::kBF16;
+    const uint16_t elems[4] = {static_cast<uint16_t>(kPoisonBits),
+                               static_cast<uint16_t>(kPoisonBits >> 16), to_16_bits(0.5f, bf16),
+                               to_16_bits(-0.25f, bf16)};
+    std::vector<uint8_t> bytes(8);
+    std::memcpy(bytes.data(), elems, 8);
+    const Observed got = observe(bytes, type);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_EQ(got.unwritten, (std::vector<uint8_t>{1, 1, 0, 0})) << dtype_name(type);
+    EXPECT_EQ(got.values[2], 0.5);
+    EXPECT_EQ(got.values[3], -0.25);
+    const CompareResult r =
+        compare_vector(got, {0, 0, 0.5, -0.25}, {1e-3, 1e-3, 1e-3, 1e-3}, VectorLayout{4, 2});
+    EXPECT_EQ(r.never_written, 2u) << r.report();
+    EXPECT_EQ(r.wrong, 2u) << r.report();
+  }
 }
 
 TEST(CompareVector, Int32PoisonIsNeverWritten) {

@@ -23,6 +23,8 @@
 #include "labkit/judge.hpp"
 #include "labkit/ops/conv.hpp"
 #include "labkit/ops/conv_worker.hpp"
+#include "labkit/ops/attention.hpp"
+#include "labkit/ops/attention_worker.hpp"
 #include "labkit/ops/histogram.hpp"
 #include "labkit/ops/histogram_bench.hpp"
 #include "labkit/ops/histogram_worker.hpp"
@@ -39,6 +41,9 @@
 #include "labkit/ops/spmv_worker.hpp"
 #if LABKIT_HAVE_CONV_BENCH
 #include "labkit/ops/conv_bench.hpp"
+#endif
+#if LABKIT_HAVE_ATTENTION_BENCH
+#include "labkit/ops/attention_bench.hpp"
 #endif
 
 namespace labkit {
@@ -418,6 +423,67 @@ TEST(Signature, HistogramBuffersAndLauncher) {
   c.dtype = DType::kF32;
   c.bins = 256;
   EXPECT_THROW(h::spec("v", c), std::invalid_argument);
+}
+
+// ------------------------------------------------------------------------------- attention
+
+std::vector<Expected> attention_buffers(uint64_t heads, uint64_t seq, uint64_t dim) {
+  return {{"Q", Role::kInput, 2, {heads, seq, dim}}, {"K", Role::kInput, 2, {heads, seq, dim}},
+          {"V", Role::kInput, 2, {heads, seq, dim}}, {"O", Role::kOutput, 2, {heads, seq, dim}}};
+}
+
+template <typename T>
+void attention_fake(const T* q, const T* k, const T* v, T* o, int heads, int seq, int dim,
+                    bool causal, cudaStream_t) {
+  g_pointers = {{"Q", q}, {"K", k}, {"V", v}, {"O", o}};
+  g_ints = {heads, seq, dim, causal ? 1 : 0};
+  g_instantiation = std::is_same_v<T, __half>          ? "f16"
+                    : std::is_same_v<T, __nv_bfloat16> ? "bf16"
+                                                       : "?";
+}
+
+TEST(Signature, AttentionBuffersAndLauncher) {
+  namespace at = ops::attention;
+  for (auto [heads, seq, dim] : {std::tuple{1, 1, 64}, {3, 65, 128}}) {
+    for (DType dtype : {DType::kF16, DType::kBF16}) {
+      for (bool causal : {false, true}) {
+        const std::string what = std::string("attention ") + dtype_name(dtype) + " h" +
+                                 std::to_string(heads) + " s" + std::to_string(seq) + " d" +
+                                 std::to_string(dim) + (causal ? " causal" : "");
+        const std::vector<Expected> want =
+            attention_buffers(uint64_t(heads), uint64_t(seq), uint64_t(dim));
+        expect_table(at::Sig::kBufs,
+                     at::Sig::Sizes{uint64_t(heads), uint64_t(seq), uint64_t(dim), dtype}, want);
+        at::Case c;
+        c.heads = heads;
+        c.seq = seq;
+        c.dim = dim;
+        c.causal = causal;
+        c.dtype = dtype;
+        c.calls = 2;
+        const CheckSpec s = at::spec("v", c);
+        expect_buffers(s.call, want, what + " spec");
+        ASSERT_EQ(s.call.inputs.size(), 2u) << what;
+        expect_invoke(&at::invoke, at::Pair{&attention_fake<__half>, &attention_fake<__nv_bfloat16>},
+                      s.call, what);
+        EXPECT_EQ(g_ints, (std::vector<int64_t>{heads, seq, dim, causal ? 1 : 0}))
+            << what << ": heads, seq, head_dim, causal";
+        EXPECT_EQ(g_instantiation, dtype_name(dtype)) << what;
+#if LABKIT_HAVE_ATTENTION_BENCH
+        const bench::Spec b = at::benchmark("v", dtype, heads, seq, dim, causal);
+        expect_buffers(bench_call(b), want, what + " benchmark");
+        EXPECT_EQ(b.call.params, s.call.params) << what << " benchmark";
+        EXPECT_EQ(b.call.buffers[at::Sig::kQ].source, dtype == DType::kF16
+                                                          ? protocol::Source::kUniformF16
+                                                          : protocol::Source::kUniformBF16)
+            << what;
+#endif
+      }
+    }
+  }
+  // Head dimensions 64 and 128, 16-bit types only.
+  EXPECT_THROW(at::Sig::params(1, 1, 96, false, DType::kF16), std::invalid_argument);
+  EXPECT_THROW(at::Sig::params(1, 1, 64, false, DType::kF32), std::invalid_argument);
 }
 
 // ------------------------------------------------------------------------------------ spmv

@@ -371,15 +371,16 @@ class DeviceFamilyTest(unittest.TestCase):
         self.assertIn("unknown family 'fp64'", e.exception.message)
 
     def test_every_lab_forbids_both_families(self):
-        # Every lab but lab 10 is FP32 on CUDA cores; lab 02 (registers only) also refuses shared
-        # memory; lab 01, whose lesson counts loads, refuses asynchronous copies from global
-        # memory. Lab 10 teaches tensor cores on 16-bit inputs: it refuses none.
+        # Every lab but labs 10 and 11 is FP32 on CUDA cores; lab 02 (registers only) also
+        # refuses shared memory; lab 01, whose lesson counts loads, refuses asynchronous copies
+        # from global memory. Lab 10 teaches tensor cores on 16-bit inputs, lab 11 attention in
+        # 16-bit types (v3 on tensor cores): they refuse none.
         from grader import config
         labs = Path(__file__).resolve().parents[2] / "labs"
         extra = {"02_register_tiling": {"shared_memory"}, "01_naive_matmul": {"async_copy"}}
         for name in config.discover_labs(labs):
             with self.subTest(name):
-                want = (set() if name == "10_tensor_core_gemm"
+                want = (set() if name in ("10_tensor_core_gemm", "11_attention")
                         else {"tensor_cores", "low_precision"} | extra.get(name, set()))
                 self.assertEqual(set(config.load_lab_config(labs, name).policy
                                      .forbid_device_instructions), want)

@@ -283,6 +283,7 @@ class InterfaceDefinitionsTest(unittest.TestCase):
         self.assertEqual(kernels, ["common/include/labkit/elementwise_fill.cuh",
                                    "common/src/device_compare.cu", "common/src/device_fill.cu",
                                    "common/src/gpu_ceilings_main.cu",
+                                   "common/src/ops/attention_reference.cu",
                                    "common/src/ops/device_reference.cu",
                                    "common/src/ops/scan_device.cu",
                                    "common/tests/guard_kernels.cu",

@@ -111,6 +111,7 @@ def export(dest: Path) -> list:
     files_of = {lab: er.student_files(REPO, lab) for lab in labs}
     dest.mkdir(parents=True)
     er.write_release(REPO, dest, files, labs, files_of, adapt)
+    er.seed_fetched_tools(REPO, dest)  # what the release's scripts/install-deps would fetch
     return labs
 
 
