@@ -35,6 +35,17 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  .F32/.BF16_V2/.MMA forms; VHMNMX and MOVM), conversions to or from 16- and 8-bit floats
 #                  (F2FP.*, F2F/I2F/F2I with an F16, BF16, E4M3, E5M2... type), and any opcode
 #                  with such a type
+#   half_arithmetic  arithmetic in 16-bit floats, where 16-bit inputs and outputs and the
+#                  conversions between them and FP32 are allowed (lab 11: the tensor cores'
+#                  inputs are 16-bit, every dot product, exponential and sum FP32): packed
+#                  half/bfloat16 math (HFMA2, HADD2 but its .F32 form, the widening of a half
+#                  that __half2float compiles to, HMUL2, HMNMX2, VHMNMX), the special-function
+#                  unit on 16-bit values (MUFU.EX2.F16, ex2.approx.f16x2) and a tensor-core
+#                  product accumulated in 16 bits (HMMA.16816.F16, HGMMA with an F16
+#                  accumulator); comparisons (HSETP2, HSET2) and conversions (F2FP) stay allowed.
+#                  A red team's lab 11 file, round 32, kept its points with a half-precision
+#                  softmax and FP16 score sums within the bound, the latter only on inputs of
+#                  unit scale, which it told apart from the large-score tests by their range
 #   shared_memory  any use of shared memory: the opcodes that read, write or update it (LDS,
 #                  STS, LDSM, STSM, ATOMS, LDGSTS (cp.async), SYNCS and ARRIVES (mbarriers),
 #                  UBLKCP/UBLKRED (cp.async.bulk), UTMALDG/UTMASTG/UTMAREDG (TMA), STAS and
@@ -159,7 +170,31 @@ def device_families(opcode: str, operands: str = "") -> tuple:
             or base in _UNTYPED_REDUCTIONS
             or any(_LOW_TYPES.match(m) for m in mods)):
         found.append("low_precision")
+    if _half_arithmetic(base, mods):
+        found.append("half_arithmetic")
     return tuple(found)
+
+
+# half_arithmetic's opcodes: packed 16-bit math but the widening HADD2.F32, the special-function
+# unit on a 16-bit type, matrix products whose accumulator (the first type after the shape:
+# HMMA.16816.F16, against HMMA.16816.F32 and HMMA.16816.F32.BF16) is 16-bit, and reductions
+# and atomics that add 16-bit floats (atomicAdd on __half2, a bulk or TMA reduction).
+_HALF_MATH = frozenset(("HFMA2", "HADD2", "HMUL2", "HMNMX2"))
+_REDUCING = frozenset(("RED", "REDG", "REDAS", "ATOM", "ATOMG", "ATOMS", "UBLKRED"))
+
+
+def _half_arithmetic(base: str, mods: list) -> bool:
+    if base in _UNTYPED_REDUCTIONS:
+        return True
+    if base in _REDUCING:
+        return any(_LOW_TYPES.match(m) for m in mods)
+    if base in _HALF_MATH:
+        return not (base == "HADD2" and "F32" in mods)
+    if base.startswith("VH") or base == "MUFU":
+        return base != "MUFU" or any(m in ("F16", "BF16", "F16_V2", "BF16_V2") for m in mods)
+    if base in ("HMMA", "HGMMA") and len(mods) >= 2:
+        return mods[1] in ("F16", "BF16")
+    return False
 
 
 def device_family(opcode: str, operands: str = "") -> str | None:
@@ -258,6 +293,10 @@ _DEVICE_MESSAGES = {
     "low_precision": ("uses the 16-bit floating-point instruction {op} in kernel {kernel}: "
                       "this lab is about FP32 on CUDA cores, so half/bfloat16 (or 8-bit) math "
                       "and conversions to such types are not allowed"),
+    "half_arithmetic": ("uses the 16-bit arithmetic instruction {op} in kernel {kernel}: in "
+                        "this lab 16-bit floats are inputs, outputs and the tensor cores' "
+                        "operands only; every dot product, exponential and sum is FP32 (convert "
+                        "to float, or accumulate mma.sync in .f32)"),
     "async_copy": ("uses the asynchronous copy instruction {op} in kernel {kernel}: this lab's "
                    "lesson is measured on your kernels' global loads (the profile stage counts "
                    "loads and atomics), so read global memory with loads, not cp.async, "

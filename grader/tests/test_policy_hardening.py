@@ -204,11 +204,34 @@ class DeviceFamilyTest(unittest.TestCase):
             with self.subTest(op):
                 self.assertIsNone(policy.device_family(op, "R0, R1, R2, PT"))
 
+    def test_half_arithmetic_is_16_bit_math_not_conversions(self):
+        # lab 11's family (red team round 32: a half-precision softmax, FP16 score sums): what
+        # computes in 16 bits is refused, what converts or compares is not
+        for op, operands in (("HFMA2", "R0, R1, R2, R3"), ("HFMA2.MMA.BF16_V2", "R0, R1, R2, -RZ"),
+                             ("HADD2", "R0, R1, R2"), ("HMUL2", "R0, R1, R2"),
+                             ("HMNMX2", "R0, R1, R2, !PT"), ("VHMNMX", "R0, R1, R2, R3"),
+                             ("MUFU.EX2.F16", "R0, R1"), ("HMMA.16816.F16", "R0, R4, R8, R0"),
+                             ("HGMMA.64x128x16.F16", "R0, gdesc[UR4], R0"),
+                             ("RED.E.ADD.F16x2.FTZ.RN.STRONG.GPU", "[R2.64], R5"),
+                             ("UBLKRED.G.S.ADD.F16.RN", "[UR4], [UR6], UR8"),
+                             ("UTMAREDG.1D.ADD", "[UR4], [UR6]")):
+            with self.subTest(op):
+                self.assertIn("half_arithmetic", device.device_families(op, operands))
+        for op, operands in (("HADD2.F32", "R0, -RZ, R2.H0_H0"),
+                             ("F2FP.F16.F32.PACK_AB", "R0, R1, R2"),
+                             ("F2FP.BF16.F32.PACK_AB", "R0, R1, R2"), ("HSETP2.GT.AND", "P0, PT, R1"),
+                             ("MUFU.EX2", "R0, R1"), ("HMMA.16816.F32", "R0, R4, R8, R0"),
+                             ("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
+                             ("HFMA2.MMA", "R3, -RZ, RZ, 0, 0"), ("FFMA", "R0, R1, R2, R3"),
+                             ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "[R2.64], R5")):
+            with self.subTest(op):
+                self.assertNotIn("half_arithmetic", device.device_families(op, operands))
+
     def test_an_instruction_of_two_families_is_both(self):
         # a bulk copy-reduce of halves addresses shared memory and adds in 16 bits: a lab that
         # allows shared memory (05) still refuses it (red team round 14)
         self.assertEqual(device.device_families("UBLKRED.G.S.ADD.F16.RN", "[UR4], [UR6], UR8"),
-                         ("shared_memory", "low_precision"))
+                         ("shared_memory", "low_precision", "half_arithmetic"))
         self.assertEqual(device.device_families("UBLKRED.G.S.ADD.F32.RN", "[UR4], [UR6], UR8"),
                          ("shared_memory",))
         self.assertEqual(device.device_families("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
@@ -216,7 +239,7 @@ class DeviceFamilyTest(unittest.TestCase):
         self.assertEqual(device.device_families("FFMA", "R0, R1, R2, R3"), ())
         # a TMA reduction's element type is in its tensor map: 16-bit wherever it is (round 15)
         self.assertEqual(device.device_families("UTMAREDG.1D.ADD", "[UR4], [UR6]"),
-                         ("shared_memory", "low_precision"))
+                         ("shared_memory", "low_precision", "half_arithmetic"))
         sass = ("\t\tFunction : _Z1kPf\n"
                 "        /*0100*/                   UBLKRED.G.S.ADD.F16.RN [UR4], [UR6], UR8 ;\n")
         with mock.patch.object(device, "_read_sass", return_value=sass), \
@@ -373,14 +396,15 @@ class DeviceFamilyTest(unittest.TestCase):
     def test_every_lab_forbids_both_families(self):
         # Every lab but labs 10 and 11 is FP32 on CUDA cores; lab 02 (registers only) also
         # refuses shared memory; lab 01, whose lesson counts loads, refuses asynchronous copies
-        # from global memory. Lab 10 teaches tensor cores on 16-bit inputs, lab 11 attention in
-        # 16-bit types (v3 on tensor cores): they refuse none.
+        # from global memory. Lab 10 teaches tensor cores on 16-bit inputs: it refuses none; lab
+        # 11 (attention in 16-bit types, v3 on tensor cores) refuses 16-bit arithmetic only.
         from grader import config
         labs = Path(__file__).resolve().parents[2] / "labs"
         extra = {"02_register_tiling": {"shared_memory"}, "01_naive_matmul": {"async_copy"}}
         for name in config.discover_labs(labs):
             with self.subTest(name):
-                want = (set() if name in ("10_tensor_core_gemm", "11_attention")
+                want = (set() if name == "10_tensor_core_gemm"
+                        else {"half_arithmetic"} if name == "11_attention"
                         else {"tensor_cores", "low_precision"} | extra.get(name, set()))
                 self.assertEqual(set(config.load_lab_config(labs, name).policy
                                      .forbid_device_instructions), want)
