@@ -43,6 +43,7 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  unit on 16-bit values (MUFU.EX2.F16, ex2.approx.f16x2) and a tensor-core
 #                  product accumulated in 16 bits (HMMA.16816.F16, HGMMA with an F16
 #                  accumulator); comparisons (HSETP2, HSET2) and conversions (F2FP) stay allowed.
+#                  (a sparse product's SP modifier skipped: HMMA.SP.16832.F16, round 33).
 #                  A red team's lab 11 file, round 32, kept its points with a half-precision
 #                  softmax and FP16 score sums within the bound, the latter only on inputs of
 #                  unit scale, which it told apart from the large-score tests by their range
@@ -190,10 +191,15 @@ def _half_arithmetic(base: str, mods: list) -> bool:
         return any(_LOW_TYPES.match(m) for m in mods)
     if base in _HALF_MATH:
         return not (base == "HADD2" and "F32" in mods)
-    if base.startswith("VH") or base == "MUFU":
-        return base != "MUFU" or any(m in ("F16", "BF16", "F16_V2", "BF16_V2") for m in mods)
-    if base in ("HMMA", "HGMMA") and len(mods) >= 2:
-        return mods[1] in ("F16", "BF16")
+    if base.startswith("VH"):
+        return True
+    if base == "MUFU":
+        return any(_LOW_TYPES.match(m) for m in mods)
+    if base in ("HMMA", "HGMMA"):
+        # the accumulator is the first type after the shape; a sparse product's SP comes first
+        # (HMMA.SP.16832.F16: a red team's, round 33)
+        dense = [m for m in mods if m != "SP"]
+        return len(dense) >= 2 and dense[1] in ("F16", "BF16")
     return False
 
 

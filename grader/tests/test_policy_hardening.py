@@ -212,6 +212,9 @@ class DeviceFamilyTest(unittest.TestCase):
                              ("HMNMX2", "R0, R1, R2, !PT"), ("VHMNMX", "R0, R1, R2, R3"),
                              ("MUFU.EX2.F16", "R0, R1"), ("HMMA.16816.F16", "R0, R4, R8, R0"),
                              ("HGMMA.64x128x16.F16", "R0, gdesc[UR4], R0"),
+                             ("HMMA.SP.16832.F16", "R4, R4, R12, R10, R0, 0x0"),
+                             ("HGMMA.SP.64x64x32.F16", "R0, gdesc[UR4], R0"),
+                             ("MUFU.TANH.BF16_V2", "R0, R1"),
                              ("RED.E.ADD.F16x2.FTZ.RN.STRONG.GPU", "[R2.64], R5"),
                              ("UBLKRED.G.S.ADD.F16.RN", "[UR4], [UR6], UR8"),
                              ("UTMAREDG.1D.ADD", "[UR4], [UR6]")):
@@ -222,6 +225,7 @@ class DeviceFamilyTest(unittest.TestCase):
                              ("F2FP.BF16.F32.PACK_AB", "R0, R1, R2"), ("HSETP2.GT.AND", "P0, PT, R1"),
                              ("MUFU.EX2", "R0, R1"), ("HMMA.16816.F32", "R0, R4, R8, R0"),
                              ("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
+                             ("HMMA.SP.16832.F32", "R4, R4, R12, R10, R0, 0x0"),
                              ("HFMA2.MMA", "R3, -RZ, RZ, 0, 0"), ("FFMA", "R0, R1, R2, R3"),
                              ("RED.E.ADD.F32.FTZ.RN.STRONG.GPU", "[R2.64], R5")):
             with self.subTest(op):
