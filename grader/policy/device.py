@@ -42,8 +42,8 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  that __half2float compiles to, HMUL2, HMNMX2, VHMNMX), the special-function
 #                  unit on 16-bit values (MUFU.EX2.F16, ex2.approx.f16x2) and a tensor-core
 #                  product accumulated in 16 bits (HMMA.16816.F16, HGMMA with an F16
-#                  accumulator); comparisons (HSETP2, HSET2) and conversions (F2FP) stay allowed.
-#                  (a sparse product's SP modifier skipped: HMMA.SP.16832.F16, round 33).
+#                  accumulator, a sparse one's too: HMMA.SP.16832.F16, round 33); comparisons
+#                  (HSETP2, HSET2) and conversions (F2FP) stay allowed.
 #                  A red team's lab 11 file, round 32, kept its points with a half-precision
 #                  softmax and FP16 score sums within the bound, the latter only on inputs of
 #                  unit scale, which it told apart from the large-score tests by their range
