@@ -46,7 +46,7 @@ class FakeMachine:
     apt-cache offering CMake `apt_cmake`, and `cmake` (absent, or of version `cmake`)."""
 
     def __init__(self, tmp: Path, cmake: str | None = None, apt_cmake: str = "3.25.1-1",
-                 sudo: bool = False, nvcc: bool = True):
+                 sudo: bool = False, nvcc: bool = True, frontend: bool = True):
         self.bin = tmp / "bin"
         self.bin.mkdir()
         self.apt_calls = tmp / "apt-get-calls"
@@ -71,6 +71,10 @@ class FakeMachine:
         self.hide_module("pip")
         self.env = {"PATH": str(self.bin), "HOME": str(tmp), "LANG": "C.UTF-8",
                     "PYTHONPATH": str(self.stubs)}
+        if frontend:   # the cuDNN frontend's headers, where install-deps also looks
+            (tmp / "frontend").mkdir()
+            (tmp / "frontend" / "cudnn_frontend.h").write_text("// a stand-in\n")
+            self.env["CUDNN_FRONTEND_INCLUDE_DIR"] = str(tmp / "frontend")
 
     def hide_module(self, name: str) -> None:
         (self.stubs / name).mkdir(parents=True)
@@ -191,6 +195,20 @@ class InstallDepsAsUserTest(unittest.TestCase):
         self.assertIn("python3-matplotlib",
                       packages(line(out, "install-deps: install with (as root): ")))
         self.assertIn("install-deps: note: no matplotlib", out)
+        self.assertFalse(m.apt_get_ran())
+
+    def test_cudnn_frontend_is_needed_and_this_user_can_fetch_it(self):
+        # Lab 11's baseline: PyPI's headers into build/tools/, no root needed, so --check says
+        # this user can install it (here python3 has no pip: the set-up itself is not run).
+        if (REPO / "build/tools/cudnn-frontend/include/cudnn_frontend.h").is_file():
+            self.skipTest("this checkout already holds the frontend (build/tools/cudnn-frontend)")
+        m = FakeMachine(self.tmp, cmake="3.25.1", frontend=False)
+        p = m.run("bash", INSTALL_DEPS, "--check")
+        out = p.stdout + p.stderr
+        if "GoogleTest" in out or "Google Benchmark" in out:
+            self.skipTest("GoogleTest or Google Benchmark is not installed on this machine")
+        self.assertIn("the cuDNN frontend's headers", line(out, "install-deps: missing: "))
+        self.assertIn(p.returncode, (1, 3), out)
         self.assertFalse(m.apt_get_ran())
 
     def test_unknown_option(self):
