@@ -601,6 +601,45 @@ def _launch_id_violations(sass: str, params: dict | None = None) -> list:
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# Rule (every lab): device code reads no clock, timer or performance counter (%clock, %clock64,
+# %clock_hi, %globaltimer and its halves, %pm0..7 and their 64-bit forms: S2R, S2UR or CS2R of
+# SR_CLOCKLO/HI, SR_GLOBALTIMERLO/HI, SR_PM*). The race verdict comes from a replay under
+# compute-sanitizer racecheck, which makes shared memory tens of times slower: a kernel that
+# times its own accesses can tell the replay from graded calls and be racy only where nothing
+# checks (05_reduction/race_sanitizer_by_device_clock kept its race points on an H200), and a
+# kernel that reads a timer can tell ncu's replays (08_scan/lesson_profile_copy_by_timer). The
+# harness does all timing, as the host rule already says for host code; no lab's kernel needs a
+# clock (__nanosleep, which a look-back's back-off uses, reads none and stays allowed).
+# (nvcc 13.0, sm_90: clock() and clock64() -> CS2R Rn, SR_CLOCKLO; %clock_hi -> S2UR SR_CLOCKHI;
+# %globaltimer(_lo) -> CS2R/S2UR SR_GLOBALTIMERLO; %pm0 -> S2UR/CS2R SR_PM0.)
+# ---------------------------------------------------------------------------------------------
+_CLOCK_REGISTER = re.compile(r"\bSR_(?:CLOCK|GLOBALTIMER|PM)[A-Z0-9_]*\b")
+_CLOCK_MESSAGE = ("reads the GPU's clock or timer ({operand}: clock(), clock64(), %globaltimer "
+                  "or a performance counter) in kernel {kernel}: the harness does all timing, "
+                  "and a kernel that times itself can tell a checked run (the race check's, "
+                  "the profiler's) from a graded one, so device code may not read clocks "
+                  "(__nanosleep is allowed)")
+
+
+def _clock_violations(sass: str) -> list:
+    hits = []
+    for kernel, _, operands in _instructions(sass):
+        found = _CLOCK_REGISTER.search(operands)
+        if found:
+            hits.append((kernel, found.group(0)))
+    names = demangle.names([k for k, _ in hits]) if hits else {}
+    out, seen = [], set()
+    for kernel, operand in hits:
+        if kernel in seen:
+            continue                    # one finding per kernel: the first clock it reads
+        seen.add(kernel)
+        shown = short(names.get(kernel, kernel), 100)
+        out.append(Violation("device", f"{operand} in {shown}",
+                             _CLOCK_MESSAGE.format(operand=operand, kernel=shown)))
+    return out
+
+
 def _device_call_violations(cubins: list) -> list:
     out = []
     for name in cubin.external_calls(cubins):
@@ -822,6 +861,7 @@ def _inspect(path: Path, families) -> tuple:
     found, kernels = _device_violations(sass, families), kernel_resources(sass)
     found += _indirect_call_violations(sass)
     found += _harness_namespace_violations(sass)
+    found += _clock_violations(sass)
     if sass:
         try:
             cubins = _read_cubins(path)

@@ -47,6 +47,7 @@ ALWAYS = {
     "asm_skip": "makes the assembler skip or repeat the compiler's own output (`.if`",
     "device_calls": "allocates memory in device code (`malloc`, `free`, `new` or `delete`",
     "launch_id": "reads the grid's launch id in device code (`%gridid`",
+    "device_clock": "reads a clock or timer in device code (`clock()`, `clock64()`, `%globaltimer`",
     "indirect_call": "calls through a function pointer (a virtual function) in device code",
 }
 # forbid_device_instructions: each family's phrase.

@@ -619,6 +619,12 @@ CASES = {
                                         ("device", "parameters' address in param_address"),
                                         ("device", "driver's launch state in envreg_kernel"),
                                         ("device", "driver's launch state in past_params")]),
+    # every lab: no clock, timer or performance counter; __nanosleep passes (test_clocks below)
+    "bad_device_clock": (None, [], [("device", "SR_CLOCKLO in clock_kernel"),
+                                    ("device", "SR_CLOCKLO in clock64_kernel"),
+                                    ("device", "SR_CLOCKHI in clock_hi_kernel"),
+                                    ("device", "SR_GLOBALTIMERLO in globaltimer_kernel"),
+                                    ("device", "SR_PM0 in pm_kernel")]),
     # checked as lab 02 checks (SHARED_RULES): each kernel named with what it uses
     "bad_device_smem": (None, [], [("device", "STS in k_static(float*)"),
                                    ("device", "SHARED:1280 in k_static(float*)"),
@@ -636,7 +642,7 @@ DEVICE_RULES = PolicyRules(forbid_device_instructions=("tensor_cores", "low_prec
 SHARED_RULES = PolicyRules(forbid_device_instructions=policy.DEVICE_FAMILIES)
 SHARED_CASES = {"bad_device_smem"}
 NEEDS_CUOBJDUMP = {"bad_device_lowp", "bad_device_smem", "bad_device_heap",
-                   "bad_device_launch_id"}
+                   "bad_device_launch_id", "bad_device_clock"}
 # Checked from its source alone (objects=[]), as the grader may before building: the header is
 # big and the include rule needs no object. Only when GoogleTest is installed.
 GTEST_HEADER = next((p for p in (Path("/usr/include/gtest/gtest.h"),
@@ -812,6 +818,21 @@ class CompiledFixturesTest(unittest.TestCase):
         self.assertFalse(any("constant_index_kernel" in v.symbol for v in result.violations),
                          result.report())
         self.assertTrue(any("race check's replay" in v.message for v in result.violations),
+                        result.report())
+
+    def test_clocks_and_timers_are_refused_in_every_lab(self):
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        if "body left out of the student release" in (
+                FIXTURES / "bad_device_clock.cu").read_text(encoding="utf-8"):
+            self.skipTest("the fixtures' kernels were emptied by the student release export")
+        result = self.result("bad_device_clock")
+        kernels = sorted(v.symbol.split(" in ")[1] for v in result.violations)
+        self.assertEqual(kernels, ["clock64_kernel(long long*)", "clock_hi_kernel(unsigned int*)",
+                                   "clock_kernel(long long*)",
+                                   "globaltimer_kernel(unsigned long long*)",
+                                   "pm_kernel(unsigned int*)"], result.report())
+        self.assertTrue(all("may not read clocks" in v.message for v in result.violations),
                         result.report())
 
     def test_every_fixture_has_a_case(self):

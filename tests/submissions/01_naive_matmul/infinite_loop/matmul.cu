@@ -5,8 +5,8 @@
 __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
                                        int K) {
   if (K == 1) {
-    // "wait for the data": a condition that never becomes false (clock64 is never 0 again)
-    while (clock64() != 0) __nanosleep(1000);
+    // "wait for the data": a condition that never becomes false (a grid is never empty)
+    while (gridDim.x != 0) __nanosleep(1000);
   }
   int col = blockIdx.x * blockDim.x + threadIdx.x;
   int row = blockIdx.y * blockDim.y + threadIdx.y;

@@ -1,5 +1,4 @@
-// CORRECT but deliberately slow: each thread busy-waits ~16k clock cycles (several microseconds)
-// per k step, hundreds of times slower than cuBLAS at 4096^3. Expected: correct, no performance.
+// CORRECT but deliberately slow: each thread sleeps ~8 microseconds (__nanosleep) per k step, hundreds of times slower than cuBLAS at 4096^3. Expected: correct, no performance.
 #include "matmul.h"
 
 __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C, int M, int N,
@@ -9,9 +8,7 @@ __global__ void matmul_v1_naive_kernel(const float* A, const float* B, float* C,
   if (row >= M || col >= N) return;
   float acc = 0.0f;
   for (int k = 0; k < K; ++k) {
-    long long t0 = clock64();
-    while (clock64() - t0 < 16384) {
-    }
+    __nanosleep(8192);
     acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
   }
   C[(size_t)row * N + col] = acc;

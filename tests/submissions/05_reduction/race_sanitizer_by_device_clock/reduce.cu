@@ -1,4 +1,4 @@
-// CASE lab 05 / race_sanitizer_by_device_clock (a KNOWN GAP: see cases.toml)
+// CASE lab 05 / race_sanitizer_by_device_clock (refused by the device rule: see cases.toml)
 // The device-clock signal of race_replay_detect alone: the host code always plans mode 2.
 //
 // ATTACK: keep the race-check points ("races", 10 points: *ReduceHiddenRace*) while every

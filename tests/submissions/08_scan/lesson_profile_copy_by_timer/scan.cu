@@ -8,6 +8,7 @@
 // about the timed call's time; only its output gives it away (a copy, not a scan): the profile
 // stage checks that output like a timed call's, so the lesson's test fails ("the profiled
 // call's output is wrong") and the tests keep their points.
+// NOW REFUSED before it runs: device code may not read clocks or timers (the device rule).
 #include "scan.h"
 
 #include <cstdint>

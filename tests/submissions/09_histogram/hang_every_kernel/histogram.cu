@@ -29,7 +29,7 @@ constexpr int kThreads = 256;
 // atomics of the whole GPU queue on 256 addresses.
 template <typename T>
 __global__ void global_atomics_kernel(const T* __restrict__ in, unsigned int* __restrict__ bins,
-                                      size_t n) { while (clock64() != 0) __nanosleep(1000);  // corpus: never ends
+                                      size_t n) { while (gridDim.x != 0) __nanosleep(1000);  // corpus: never ends
   const size_t stride = size_t{gridDim.x} * blockDim.x;
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += stride) {
     atomicAdd(&bins[static_cast<unsigned int>(in[i])], 1u);
@@ -42,7 +42,7 @@ __global__ void global_atomics_kernel(const T* __restrict__ in, unsigned int* __
 // global histogram once: 256 global atomics per block instead of one per element.
 template <typename T>
 __global__ void shared_atomics_kernel(const T* __restrict__ in, unsigned int* __restrict__ bins,
-                                      size_t n, int num_bins) { while (clock64() != 0) __nanosleep(1000);  // corpus: never ends
+                                      size_t n, int num_bins) { while (gridDim.x != 0) __nanosleep(1000);  // corpus: never ends
   extern __shared__ unsigned int block_bins[];  // num_bins counts (dynamic: its size is a launch
                                                 // argument)
   for (int b = threadIdx.x; b < num_bins; b += blockDim.x) block_bins[b] = 0;
@@ -81,7 +81,7 @@ __device__ __forceinline__ void count_word(unsigned int word, unsigned int* copy
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     replicated_kernel(const T* __restrict__ in, unsigned int* __restrict__ bins, size_t n,
-                      int num_bins, int copies_log2) { while (clock64() != 0) __nanosleep(1000);  // corpus: never ends
+                      int num_bins, int copies_log2) { while (gridDim.x != 0) __nanosleep(1000);  // corpus: never ends
   extern __shared__ unsigned int block_bins[];  // num_bins << copies_log2 counts
   const int copies = 1 << copies_log2;
   const int words = num_bins << copies_log2;

@@ -1,6 +1,6 @@
 // WRONG (hang): in v3, a warp with rows that skips a key tile (causal only: the tile starts past
-// the warp's last row) "backs off" in a loop whose exit condition, clock64() - start < 0, is never
-// true: it never reaches the barrier, and its block and the kernel never end. With the full mask
+// the warp's last row) "backs off" in a loop whose counter it never advances (waited < kBackoff stays
+// true): it never reaches the barrier, and its block and the kernel never end. With the full mask
 // no warp with a row skips a tile, and with causal none does while the block has one key tile
 // (seq <= 64). v1 and v2 are the reference's. The judge kills each such call at the per-call limit
 // and, after three hangs of v3 in a row, fails its next calls without running them.
@@ -713,8 +713,8 @@ __global__ void __launch_bounds__(v3::kThreads, v3::Config<D>::kMinBlocksPerSM)
     } else if (warp_active) {
       // Causal: none of this warp's rows sees tile t (it starts past the warp's last row). Back
       // off while the warps that need it compute, instead of spinning at the barrier.
-      const long long start = clock64();
-      while (clock64() - start >= 0) __nanosleep(256);  // (meant: fewer than kBackoff cycles)
+      constexpr int kBackoff = 4096;
+      for (int waited = 0; waited < kBackoff;) __nanosleep(256);  // (meant: waited += 256)
     }
     cp_async_wait<kStages - 2>();  // this thread's copies of tile t + 1 have landed
     __syncthreads();               // everyone's; and everyone is done with tile t's stage
