@@ -521,18 +521,22 @@ def build_labs(items: list, paths: manifest.Manifest, build_dir: Path, stage_dir
     in the running has its targets built in one build (build.build_together), so that the
     labs' objects, and then their workers and judges, compile side by side instead of one lab
     after another; each lab's own build then finds them up to date, or fails with its own log.
-    Nothing of a lab is compiled before its source passed the policy, nor linked before its
-    object did. Each step runs for the labs side by side too (the policy checks, the hashes),
+    Nothing of the student's is compiled before its source passed the policy, nor linked
+    before its object did; the judges (no student code) compile beside the objects. Each step runs for the labs side by side too (the policy checks, the hashes),
     their builds one at a time (one build tool in a build folder at once). `harness_targets`
     (no student code: the ceilings program) join the first build. The labs (LabBuild) that are
     ready to run, in their order."""
     for step, targets_of, stage in ((_source_step, None, None),
                                     (_object_step, _object_targets, "build: objects, labs at once"),
                                     (_link_step, _link_targets, "build: workers and judges, labs at once")):
-        if targets_of is not None and len(items) > 1:
-            progress(f"building {', '.join(i.cfg.name for i in items)} side by side")
-            extra = list(harness_targets) if step is _object_step else []
-            with timed(stages, stage):
+        # The judges hold no student code: they compile beside the objects (lab 11's benchmark,
+        # the cuDNN frontend's headers, took 19 s of a cold grading's critical path after them).
+        judges = [t for i in items for t in _judge_targets(i)] if step is _object_step else []
+        if targets_of is not None and (len(items) > 1 or judges):
+            if len(items) > 1:
+                progress(f"building {', '.join(i.cfg.name for i in items)} side by side")
+            extra = list(harness_targets) + judges if step is _object_step else []
+            with timed(stages, stage if len(items) > 1 else "build: object and judges"):
                 build.build_together(build_dir, [t for i in items for t in targets_of(i)] + extra,
                                      jobs)
         if len(items) > 1:
@@ -559,6 +563,12 @@ def _build_lab_targets(lab: LabResult, stage: str, build_dir: Path, targets: lis
 
 def _object_targets(item: LabBuild) -> list:
     return [item.lab_paths.student_target]
+
+
+def _judge_targets(item: LabBuild) -> list:
+    """The lab's judges: they link the harness and the lab's tests and benchmarks, never the
+    student's object, so they may be built before it passed the policy."""
+    return [item.lab_paths.test.target, item.lab_paths.bench.target]
 
 
 def _link_targets(item: LabBuild) -> list:

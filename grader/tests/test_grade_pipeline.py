@@ -1593,7 +1593,9 @@ class BuildLabsTest(unittest.TestCase):
                                        harness=("ceilings",))
         self.assertEqual(self.phases(events), [
             ("source", {"a", "b", "c", "d"}),
-            ("together", ("a_student", "c_student", "d_student", "ceilings")),
+            # the judges (no student code) of the labs whose source passed join the objects
+            ("together", ("a_student", "c_student", "d_student", "ceilings", "a_test", "a_bench",
+                          "c_test", "c_bench", "d_test", "d_bench")),
             ("object", {"a", "c", "d"}),
             ("together", ("a_worker", "a_test", "a_bench", "d_worker", "d_test", "d_bench")),
             ("link", {"a", "d"})])
@@ -1616,10 +1618,16 @@ class BuildLabsTest(unittest.TestCase):
         self.assertEqual(ready, [])
         self.assertFalse(barrier.broken)
 
-    def test_one_lab_is_built_on_its_own(self):
+    def test_one_lab_builds_its_judges_beside_its_object(self):
         events, ready = self.run_steps(["a"], set())
-        self.assertEqual(events, [("source", "a"), ("object", "a"), ("link", "a")])
+        self.assertEqual(events, [("source", "a"), ("together", ("a_student", "a_test", "a_bench")),
+                                  ("object", "a"), ("link", "a")])
         self.assertEqual(ready, ["a"])
+
+    def test_nothing_is_built_for_a_lab_whose_source_failed(self):
+        events, ready = self.run_steps(["a"], {("source", "a")})
+        self.assertEqual(events, [("source", "a")])
+        self.assertEqual(ready, [])
 
 
 class TestsThenBenchmarksTest(unittest.TestCase):
