@@ -1,16 +1,14 @@
 // The attention op family, worker side (lab 11): how a launcher pair is called.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <initializer_list>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "labkit/ops/attention_signature.hpp"
+#include "labkit/ops/half_pair.hpp"
 #include "labkit/worker.hpp"
 
 namespace labkit::ops::attention {
@@ -20,10 +18,7 @@ using Launcher = void (*)(const T* q, const T* k, const T* v, T* o, int batch_he
                           int head_dim, bool causal, cudaStream_t stream);
 
 // One variant: its IEEE half and its bfloat16 instantiation.
-struct Pair {
-  Launcher<__half> f16;
-  Launcher<__nv_bfloat16> bf16;
-};
+using Pair = HalfPair<Launcher>;
 
 namespace detail {
 template <typename T>
@@ -38,14 +33,7 @@ void call(Launcher<T> fn, const worker::Call& call) {
 
 // Buffers and parameters as the family's signature declares them (attention_signature.hpp).
 inline void invoke(Pair fn, const worker::Call& call) {
-  const int64_t type = call.param(Sig::Param::kDType);
-  if (type == Sig::kF16Param) {
-    detail::call<__half>(fn.f16, call);
-  } else if (type == Sig::kBF16Param) {
-    detail::call<__nv_bfloat16>(fn.bf16, call);
-  } else {
-    throw std::invalid_argument("attention: the element type is f16 or bf16");
-  }
+  invoke_half_pair<Sig>(fn, call, [&](auto one) { detail::call(one, call); }, "attention");
 }
 
 inline std::vector<worker::Variant> bind(std::initializer_list<std::pair<const char*, Pair>> t) {

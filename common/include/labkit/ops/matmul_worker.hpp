@@ -1,8 +1,6 @@
 // The matmul op family, worker side: how a launcher is called from a worker request.
 #pragma once
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <initializer_list>
@@ -10,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "labkit/ops/half_pair.hpp"
 #include "labkit/ops/matmul_signature.hpp"
 #include "labkit/worker.hpp"
 
@@ -23,14 +22,12 @@ using Launcher = void (*)(const float* A, const float* B, float* C, int M, int N
 template <typename T>
 using Launcher16 = void (*)(const T* A, const T* B, float* C, int M, int N, int K,
                             cudaStream_t stream);
-struct Pair16 {
-  Launcher16<__half> f16;
-  Launcher16<__nv_bfloat16> bf16;
-};
+using Pair16 = HalfPair<Launcher16>;
 
 namespace detail {
-template <typename T, typename Fn>
-void call(Fn fn, const worker::Call& call) {
+// (Launcher16<float> is Launcher: labs 01-04 call through it too.)
+template <typename T>
+void call(Launcher16<T> fn, const worker::Call& call) {
   fn(call.buffer<const T>(Sig::kA), call.buffer<const T>(Sig::kB), call.buffer<float>(Sig::kC),
      static_cast<int>(call.param(Sig::Param::kM)), static_cast<int>(call.param(Sig::Param::kN)),
      static_cast<int>(call.param(Sig::Param::kK)), call.stream);
@@ -46,14 +43,7 @@ inline void invoke(Launcher fn, const worker::Call& call) {
 }
 
 inline void invoke16(Pair16 fn, const worker::Call& call) {
-  const int64_t type = call.param(Sig::Param::kDType);
-  if (type == Sig::kF16Param) {
-    detail::call<__half>(fn.f16, call);
-  } else if (type == Sig::kBF16Param) {
-    detail::call<__nv_bfloat16>(fn.bf16, call);
-  } else {
-    throw std::invalid_argument("this lab's launchers take f16 or bf16 inputs");
-  }
+  invoke_half_pair<Sig>(fn, call, [&](auto one) { detail::call(one, call); }, "matmul");
 }
 
 inline std::vector<worker::Variant> bind(std::initializer_list<std::pair<const char*, Launcher>> t) {
