@@ -1389,6 +1389,7 @@ Profile Worker::profile(const OpCall& call, double max_s) {
         return std::vector<std::string>{ncu, "--csv", "--print-units", "base",
                                         "--print-kernel-base", "mangled",
                                         "--target-processes", "application-only",
+                                        "--profile-from-start", "off",
                                         "--metrics", profile_metrics(), "--log-file", report};
       },
       limit_ms, {"--profile"}, true, true);
