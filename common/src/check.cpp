@@ -511,6 +511,17 @@ MemoryLock::~MemoryLock() {
            << spec.what << ": the race check could not run on the graded call's code:\n"
            << found << replay_hint();
   }
+  if (found == kSanitizerTimedOut) {
+    // Not a hazard found: the call under racecheck (tens of times slower than without) took
+    // longer than the check's limit or the judge's time left. Still no race points: a verdict
+    // that was never reached is not a clean one.
+    g_failure_kind = "timeout";
+    return ::testing::AssertionFailure()
+           << spec.what << ": compute-sanitizer racecheck did not finish within its limit (or "
+           << "the lab's time budget left, " << static_cast<int>(left_s) << " s), so no race "
+           << "verdict was reached; racecheck makes shared memory tens of times slower, and "
+           << "this call was too slow under it\n" << replay_hint();
+  }
   return ::testing::AssertionFailure()
          << spec.what << ": compute-sanitizer racecheck found shared-memory hazards (threads "
          << "of a block read and write the same shared location without a __syncthreads() "

@@ -1151,7 +1151,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
     return std::string(kRaceReplayWithoutPlan);
   }
   if (!r.started) return "";
-  if (!r.finished) return "  (compute-sanitizer " + tool + " did not finish in time)\n";
+  if (!r.finished) return std::string(kSanitizerTimedOut);
   std::string out = summarize_sanitizer(r.report);
   const bool exited = WIFEXITED(r.status);
   if (clean != nullptr) {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -69,6 +70,32 @@ TEST(JudgeHost, KeepsTheLastCasesInputsAndMakesAnotherCasesAfresh) {
                std::runtime_error);
   last.get({5, 5}, make(5));  // a make that threw kept nothing
   EXPECT_EQ(made, 4);
+}
+
+// A race check whose tool runs past its limit (a call far too slow under racecheck) reached no
+// verdict: said so, never reported as hazards found, and never clean.
+TEST(JudgeHost, ASanitizerThatDoesNotFinishIsNotReadAsHazards) {
+  char tool[] = "/tmp/labkit-slow-sanitizer-XXXXXX";
+  const int fd = ::mkstemp(tool);
+  ASSERT_GE(fd, 0);
+  const std::string script = "#!/bin/sh\nexec sleep 60\n";
+  ASSERT_EQ(::write(fd, script.data(), script.size()), static_cast<ssize_t>(script.size()));
+  ::close(fd);
+  ASSERT_EQ(::chmod(tool, 0755), 0);
+  WorkerOptions o;
+  o.path = std::string(LABKIT_FAKE_WORKER_DIR) + "/labkit_fake_worker_garbage";
+  o.call_timeout_s = 5;
+  o.sanitizer = tool;
+  Worker w(o);
+  bool clean = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string found = w.sanitize(small_call(), "racecheck", &clean, 1.0);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::unlink(tool);
+  EXPECT_FALSE(clean);
+  EXPECT_EQ(found, kSanitizerTimedOut);
+  EXPECT_LT(seconds, 10.0);
 }
 
 TEST(JudgeHost, RejectsAReplyWithTheWrongMagic) {

@@ -173,6 +173,9 @@ struct SharedBuffer {
 inline constexpr const char* kRaceReplayWithoutPlan =
     "  (not run: the executor kept no plan of the graded call to replay, and a plan made again "
     "by a fresh copy of the launcher need not be the graded one)\n";
+// What Worker::sanitize returns when the tool did not finish within its limit (or the judge's
+// time left): the call under the tool is too slow, which says nothing of hazards.
+inline constexpr const char* kSanitizerTimedOut = "  (compute-sanitizer did not finish in time)\n";
 
 // What the profile stage measured of one call (Worker::profile): its kernels' hardware counters
 // from Nsight Compute, summed over the kernels (occupancy: weighted by each kernel's time).
