@@ -706,6 +706,16 @@ class CompiledFixturesTest(unittest.TestCase):
             self.fail(f"{name} did not compile:\n{error[-3000:]}")
         return result
 
+    def device_result(self, name):
+        """result(name) for a fixture the device rule is about: skipped, saying why, without
+        cuobjdump or where the student release emptied its kernels."""
+        if not CUOBJDUMP:
+            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
+        if "body left out of the student release" in (FIXTURES / f"{name}.cu").read_text(
+                encoding="utf-8"):
+            self.skipTest("the fixtures' kernels were emptied by the student release export")
+        return self.result(name)
+
     def assert_case(self, name):
         if name in NEEDS_CUOBJDUMP and not CUOBJDUMP:
             self.skipTest("cuobjdump was not found (scripts/install-deps installs it): the "
@@ -790,12 +800,7 @@ class CompiledFixturesTest(unittest.TestCase):
                         result.report())
 
     def test_device_calls_other_than_printf_and_assert_are_refused(self):
-        if not CUOBJDUMP:
-            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
-        if "body left out of the student release" in (FIXTURES / "bad_device_heap.cu").read_text(
-                encoding="utf-8"):
-            self.skipTest("the fixtures' kernels were emptied by the student release export")
-        result = self.result("bad_device_heap")
+        result = self.device_result("bad_device_heap")
         refused = sorted(v.symbol for v in result.violations if v.rule == "device")
         self.assertEqual(refused, ["__cuda_syscall_aligned_malloc (device code)",
                                    "free (device code)", "malloc (device code)"],
@@ -804,12 +809,7 @@ class CompiledFixturesTest(unittest.TestCase):
                         result.report())
 
     def test_the_grids_launch_id_is_refused_in_every_lab(self):
-        if not CUOBJDUMP:
-            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
-        if "body left out of the student release" in (
-                FIXTURES / "bad_device_launch_id.cu").read_text(encoding="utf-8"):
-            self.skipTest("the fixtures' kernels were emptied by the student release export")
-        result = self.result("bad_device_launch_id")
+        result = self.device_result("bad_device_launch_id")
         refused = sorted(v.symbol.split(" in ")[0] for v in result.violations)
         self.assertEqual(refused, ["%gridid", "constant bank 0 by register", "driver's launch state",
                                    "driver's launch state", "parameters' address"],
@@ -821,12 +821,7 @@ class CompiledFixturesTest(unittest.TestCase):
                         result.report())
 
     def test_clocks_and_timers_are_refused_in_every_lab(self):
-        if not CUOBJDUMP:
-            self.skipTest("cuobjdump was not found (scripts/install-deps installs it)")
-        if "body left out of the student release" in (
-                FIXTURES / "bad_device_clock.cu").read_text(encoding="utf-8"):
-            self.skipTest("the fixtures' kernels were emptied by the student release export")
-        result = self.result("bad_device_clock")
+        result = self.device_result("bad_device_clock")
         kernels = sorted(v.symbol.split(" in ")[1] for v in result.violations)
         self.assertEqual(kernels, ["clock64_kernel(long long*)", "clock_hi_kernel(unsigned int*)",
                                    "clock_kernel(long long*)",
