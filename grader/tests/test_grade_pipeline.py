@@ -1004,12 +1004,12 @@ class GradeFlowTest(TempDirTest):
                          "the CUDA runtime found no device")
 
     def test_stage_times_without_a_gpu(self):
-        # Issue 19: configure, the harness, the probe for the grading; policy and build stages
-        # for the lab; nothing that ran on a GPU
+        # Issue 19: configure, the harness, the object beside the judges, the probe for the
+        # grading; policy and build stages for the lab; nothing that ran on a GPU
         r = self.run_grade(gpu={"available": False, "reason": "no CUDA-capable device", "name": ""})
         self.assertEqual(r.status, "no_gpu")
         self.assertEqual([s["stage"] for s in r.stages],
-                         ["configure", "build: harness", "GPU probe"])
+                         ["configure", "build: harness", "build: object and judges", "GPU probe"])
         self.assertEqual([s["stage"] for s in r.labs[0].stages],
                          ["policy: source", "build: student object", "policy: object",
                           "build: worker and judges"])
@@ -1020,8 +1020,9 @@ class GradeFlowTest(TempDirTest):
         text = console_report.render(r, times=True)
         self.assertRegex(text, r"\n  time          policy \d+\.\d s, build \d+\.\d s; "
                                r"\d+\.\d s in all\n")
-        self.assertRegex(text, r"\nTime: configure \d+\.\d s, build: harness \d+\.\d s, GPU "
-                               r"probe \d+\.\d s; the whole grading \d+\.\d s\n")
+        self.assertRegex(text, r"\nTime: configure \d+\.\d s, build: harness \d+\.\d s, build: "
+                               r"object and judges \d+\.\d s, GPU probe \d+\.\d s; the whole "
+                               r"grading \d+\.\d s\n")
         self.assertNotIn("time ", console_report.render(r), "only when asked (not with --quiet)")
         # a build failure: the stages that ran
         r = self.run_grade(lab_build_ok=False)
@@ -1042,7 +1043,8 @@ class GradeFlowTest(TempDirTest):
         r = self.run_grade()
         self.assertEqual(r.status, "graded")
         self.assertEqual([s["stage"] for s in r.stages],
-                         ["configure", "build: harness", "GPU probe", "GPU ceilings"])
+                         ["configure", "build: harness", "build: object and judges", "GPU probe",
+                          "GPU ceilings"])
         self.assertEqual([s["stage"] for s in r.labs[0].stages],
                          ["policy: source", "build: student object", "policy: object",
                           "build: worker and judges", "tests: list", "tests: start",
