@@ -48,6 +48,10 @@ def _matches(entry: dict, name: str) -> bool:
 READY_TIMEOUT_S = 60.0
 # The profile stage: the bench judge's limit on one profiled replay (Worker::profile, 120 s).
 PROFILE_LIMIT_S = 120.0
+# The race audit: the bench judge's limit on one racecheck replay (labkit::bench::kRaceAuditLimitS),
+# and the counter's values (race_audit: hazards fail the benchmark instead).
+RACE_AUDIT_LIMIT_S = 300.0
+RACE_AUDIT_CLEAN, RACE_AUDIT_NO_VERDICT = 1, -1
 
 
 class Started:
@@ -59,14 +63,15 @@ class Started:
     def __init__(self, binary: Path, names: list, *, worker: Path, seed: int,
                  env: dict | None = None, routes: dict | None = None,
                  no_shared_memory: bool = False, profiler: str | None = None,
-                 profile_only: tuple = ()):
+                 profile_only: tuple = (), race_audit: str | None = None):
         self.binary, self.names, self.seed = binary, list(names), seed
         self._stack = contextlib.ExitStack()
         try:
             cwd = self._stack.enter_context(judge.private_dir())
             self.run = self._stack.enter_context(runner.Started(
                 lambda fd, ready_fd: _command(binary, names, fd, ready_fd, worker, routes,
-                                              no_shared_memory, profiler, profile_only),
+                                              no_shared_memory, profiler, profile_only,
+                                              race_audit),
                 ready=True, cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env()))
             self.run.send(f"{seed}\n".encode())
@@ -94,35 +99,38 @@ class Started:
 
 def _command(binary: Path, names: list, fd: int, ready_fd: int | None, worker: Path,
              routes: dict | None, no_shared_memory: bool, profiler: str | None = None,
-             profile_only: tuple = ()) -> list:
+             profile_only: tuple = (), race_audit: str | None = None) -> list:
     return [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
             f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
             *([f"--labkit-ready-fd={ready_fd}"] if ready_fd is not None else []),
             *gtest.worker_args(worker, routes, no_shared_memory),
             *([f"--labkit-profiler={profiler}"] if profiler else []),
             *([f"--labkit-profile-only={','.join(profile_only)}"] if profiler and profile_only
-              else [])]
+              else []),
+            *([f"--labkit-sanitizer={race_audit}", "--labkit-race-audit"] if race_audit else [])]
 
 
 def start_benchmarks(binary: Path, names: list, *, worker: Path, seed: int,
                      env: dict | None = None, routes: dict | None = None,
                      no_shared_memory: bool = False, profiler: str | None = None,
-                     profile_only: tuple = ()) -> Started:
+                     profile_only: tuple = (), race_audit: str | None = None) -> Started:
     """Starts the bench judge for the named benchmarks (Started): what it does before its 'go'
     (its GPU context, its workers' start, its instances) may overlap other labs' tests, so the
     GPU's exclusive hold covers only the benchmarks themselves. `profiler`: ncu, to profile one
     timed call of each benchmark (the profile stage; counters prof_*), or of those named in
-    `profile_only` (names as in `names`). Raises
-    BenchError('failed') when it cannot be started."""
+    `profile_only` (names as in `names`). `race_audit`: compute-sanitizer, to replay each
+    benchmark's last timed call under racecheck (counter race_audit; hazards fail the
+    benchmark). Raises BenchError('failed') when it cannot be started."""
     return Started(binary, names, worker=worker, seed=seed, env=env, routes=routes,
                    no_shared_memory=no_shared_memory, profiler=profiler,
-                   profile_only=profile_only)
+                   profile_only=profile_only, race_audit=race_audit)
 
 
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
                    env: dict | None = None, routes: dict | None = None,
                    no_shared_memory: bool = False, started: Started | None = None,
-                   profiler: str | None = None, profile_only: tuple = ()) -> dict:
+                   profiler: str | None = None, profile_only: tuple = (),
+                   race_audit: str | None = None) -> dict:
     """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
     name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
     reported an error or is missing. `routes`: the variants that run in a worker of their own
@@ -136,7 +144,8 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
     if started is None:
         started = start_benchmarks(binary, names, worker=worker, seed=seed, env=env,
                                    routes=routes, no_shared_memory=no_shared_memory,
-                                   profiler=profiler, profile_only=profile_only)
+                                   profiler=profiler, profile_only=profile_only,
+                                   race_audit=race_audit)
     elif list(started.names) != list(names) or started.seed != seed:
         started.close()
         raise ValueError("run_benchmarks: the started judge runs other benchmarks or seed")

@@ -131,6 +131,9 @@ class LabConfig:
     # or a profile counter's [[lesson]]), and the benchmarks it profiles (empty: every one)
     profiler: str | None = None
     profile_only: tuple = ()
+    # Not from grading.toml: compute-sanitizer when this grading audits its benchmarks for
+    # races (grade --race-audit): each benchmark's last timed call replayed under racecheck
+    race_audit: str | None = None
 
     @property
     def max_points(self) -> float:

@@ -111,6 +111,10 @@ class GradeOptions:
     # Profile one timed call of each benchmark under ncu (--profile): counters reported beside
     # the lecture's model, never scored (docs/grading.md, "The profile stage").
     profile: bool = False
+    # Replay each benchmark's last timed call under compute-sanitizer racecheck, at the
+    # benchmark's size (--race-audit): minutes per benchmark; hazards fail the benchmark
+    # (docs/grading.md, "The race audit").
+    race_audit: bool = False
 
 
 def grade(repo: Path, submission: Path, configs: list, build_dir: Path,
@@ -332,6 +336,12 @@ def _grade(result: GradeResult, repo: Path, submission: Path, configs: list, bui
                      for cfg, lab, lab_paths in built]
         if options.performance:
             built = _with_profiler(built, progress, every=options.profile)
+        if options.performance and options.race_audit:
+            if sanitizer is None:
+                raise GraderError("--race-audit needs compute-sanitizer (PATH, $CUDA_HOME/bin, "
+                                  "/usr/local/cuda/bin), which was not found", EXIT_USAGE)
+            built = [(dataclasses.replace(cfg, race_audit=sanitizer) if cfg.performance else cfg,
+                      lab, lab_paths) for cfg, lab, lab_paths in built]
         if seed is None:
             _draw_seeds(built)
 
@@ -850,7 +860,7 @@ def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
                 lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
                 seed=lab.seed, routes=lab_paths.worker_routes,
                 no_shared_memory=gtest.no_shared_memory(cfg.policy), profiler=cfg.profiler,
-                profile_only=cfg.profile_only)
+                profile_only=cfg.profile_only, race_audit=cfg.race_audit)
         except bench.BenchError:
             return None
         started.wait_ready()
@@ -987,6 +997,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
     timeout_s = sum(p.timeout_s for p in cfg.performance)
     if cfg.profiler:   # the judge's own limit per profiled call, and its start
         timeout_s += len(cfg.profile_only or names) * (bench.PROFILE_LIMIT_S + 10)
+    if cfg.race_audit:  # and per audited call
+        timeout_s += len(names) * (bench.RACE_AUDIT_LIMIT_S + 10)
     progress(f"{cfg.name}: benchmarking {', '.join(names)}")
     found = {}
     try:
@@ -998,7 +1010,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
                                              routes=lab_paths.worker_routes,
                                              no_shared_memory=gtest.no_shared_memory(cfg.policy),
                                              started=started, profiler=cfg.profiler,
-                                             profile_only=cfg.profile_only)
+                                             profile_only=cfg.profile_only,
+                                             race_audit=cfg.race_audit)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names
@@ -1022,6 +1035,10 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
         perf.counters = {k: v for k, v in entry.items()
                          if isinstance(v, (int, float)) and not isinstance(v, bool)
                          and math.isfinite(v)}
+        if perf.counters.get("race_audit") == bench.RACE_AUDIT_NO_VERDICT:
+            lab.warnings.append(f"{perf.benchmark}: the race audit reached no verdict "
+                                f"(racecheck did not finish within {bench.RACE_AUDIT_LIMIT_S:g} s, "
+                                f"or compute-sanitizer could not run)")
         label = entry.get("label")
         perf.baseline = label[:200] if isinstance(label, str) else ""
         value = entry.get(perf.metric_name)

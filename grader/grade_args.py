@@ -94,6 +94,7 @@ class GradeArgs:
     performance: bool = True
     sanitize: bool = True
     profile: bool = False                 # profile one timed call per benchmark under ncu
+    race_audit: bool = False              # each benchmark's last timed call under racecheck
     test_timeout_s: float | None = None
     labs_at_once: int | None = None       # labs whose tests run side by side; None: all
     unsandboxed_build: bool = False       # build even where no build sandbox is possible
@@ -112,7 +113,7 @@ class GradeArgs:
         from grader.grade import GradeOptions   # the pipeline: not for `--help` and `list`
         return GradeOptions(seed=self.seed, jobs=self.jobs,
                             performance=self.performance, sanitize=self.sanitize,
-                            profile=self.profile,
+                            profile=self.profile, race_audit=self.race_audit,
                             test_timeout_s=self.test_timeout_s,
                             labs_at_once=self.labs_at_once,
                             unsandboxed_build=self.unsandboxed_build)
@@ -152,6 +153,11 @@ def add_arguments(g) -> None:
                         "and report its kernels' counters (DRAM bytes against the lecture's "
                         "model, coalescing, bank conflicts, occupancy); slower; never changes "
                         "a score")
+    g.add_argument("--race-audit", action="store_true",
+                   help="also replay each benchmark's last timed call under compute-sanitizer "
+                        "racecheck, at the benchmark's size (the graded race checks run a small "
+                        "hidden shape): minutes per benchmark; hazards found there cost that "
+                        "benchmark's points. For spot checks of suspicious or top submissions")
     g.add_argument("--test-timeout", type=seconds_arg, metavar="S",
                    help="seconds one call of the student's code may take in a test "
                         "(default: the lab's grading.toml)")
@@ -174,7 +180,7 @@ def from_namespace(ns: argparse.Namespace) -> GradeArgs:
                      output=ns.output, seed=ns.seed, secret_file=ns.secret_file,
                      build_dir=ns.build_dir, jobs=ns.jobs, performance=not ns.no_performance,
                      sanitize=not ns.no_sanitize, profile=ns.profile,
-                     test_timeout_s=ns.test_timeout,
+                     race_audit=ns.race_audit, test_timeout_s=ns.test_timeout,
                      labs_at_once=ns.labs_at_once, unsandboxed_build=ns.unsandboxed_build,
                      quiet=ns.quiet, **{fmt: getattr(ns, fmt) for fmt in REPORTS})
 
@@ -207,6 +213,8 @@ def argv(args: GradeArgs) -> list:
         out.append("--no-sanitize")
     if args.profile:
         out.append("--profile")
+    if args.race_audit:
+        out.append("--race-audit")
     if args.test_timeout_s is not None:
         out.append(f"--test-timeout={args.test_timeout_s!r}")   # repr: the exact float
     if args.labs_at_once is not None:

@@ -421,6 +421,31 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
     }
   }
 
+  // The race audit (--labkit-race-audit): the last timed call's own plan replayed under
+  // racecheck in a fresh executor, at the benchmark's size. The graded race checks replay a
+  // test's call at a small hidden shape; a racy path taken only at the benchmark's size, or only
+  // from the benchmark's repeated requests, is seen here alone. Hazards fail the benchmark.
+  double audit = kRaceAuditNotAsked;
+  double audit_s = 0;
+  if (!smoke && worker_options().race_audit && !worker_options().sanitizer.empty()) {
+    bool clean = false;
+    const std::string found = clock(audit_s, [&] {
+      return w.sanitize(call, "racecheck", &clean, kRaceAuditLimitS);
+    });
+    if (clean) {
+      audit = kRaceAuditClean;
+    } else if (found.empty() || found == kSanitizerTimedOut) {
+      audit = kRaceAuditNoVerdict;  // no tool here, or past its limit: said, never a verdict
+      std::fprintf(stderr, "%s: race audit: no verdict: %s\n", spec.name.c_str(),
+                   found.empty() ? "compute-sanitizer did not run" : "racecheck did not finish");
+    } else {
+      throw Failed("the race audit (this benchmark's last timed call replayed under "
+                   "compute-sanitizer racecheck, at the benchmark's size) found shared-memory "
+                   "hazards (threads of a block read and write the same shared location "
+                   "without a __syncthreads() between them):\n" + found);
+    }
+  }
+
   const double s_ms = median(student), b_ms = median(base);
   for (auto _ : state) state.SetIterationTime(s_ms / 1e3);
   const auto [lo, hi] = median_interval(ratios);
@@ -452,6 +477,10 @@ void run_spec(benchmark::State& state, const Spec& spec, bool smoke) {
   c["phase_calibration_s"] = calibration_s;
   c["phase_baseline_s"] = baseline_s;
   c["phase_verify_s"] = verify_s;
+  if (audit != kRaceAuditNotAsked) {
+    c["race_audit"] = audit;
+    c["phase_race_audit_s"] = audit_s;
+  }
   if (profile.status != ProfileStatus::kNotAsked) {
     c["prof_status"] = static_cast<double>(profile.status);
     c["prof_own_kernels"] = profile.own_kernels;

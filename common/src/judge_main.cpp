@@ -97,6 +97,8 @@ JudgeArgs parse_judge_args(int& argc, char** argv) {
       options.test_budget_s = s;
     } else if (take(argv[i], "--labkit-sanitizer", &v)) {
       options.sanitizer = v;
+    } else if (std::strcmp(argv[i], "--labkit-race-audit") == 0) {
+      options.race_audit = true;
     } else if (take(argv[i], "--labkit-profiler", &v)) {
       options.profiler = v;
     } else if (take(argv[i], "--labkit-profile-only", &v)) {

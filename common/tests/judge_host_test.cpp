@@ -553,6 +553,16 @@ TEST(JudgeHost, NoSharedMemoryIsAFlagWithoutAValue) {
   set_worker_options(saved);
 }
 
+TEST(JudgeHost, TheRaceAuditIsAFlagWithoutAValue) {
+  const WorkerOptions saved = worker_options();
+  EXPECT_FALSE(saved.race_audit);
+  parse({"--labkit-race-audit"});
+  EXPECT_TRUE(worker_options().race_audit);
+  set_worker_options(saved);
+  EXPECT_THROW(parse({"--labkit-race-audit=1"}), std::invalid_argument);
+  set_worker_options(saved);
+}
+
 // Large calls of gradings side by side take turns: MemoryLock holds the file given by
 // --labkit-memory-lock exclusively while it lives, and only for a large call.
 TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {

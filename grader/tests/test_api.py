@@ -33,7 +33,7 @@ class GradeArgvTest(unittest.TestCase):
         GradeArgs(labs=("01_naive_matmul",), submission=Path("/subs/alice/labs"),
                   output=Path("/out/.alice.json.part"), build_dir=Path("/b/slot-3"), jobs=4,
                   seed=0, secret_file=Path("/etc/secret"), performance=False, sanitize=False,
-                  labs_at_once=1, quiet=True, profile=True),
+                  labs_at_once=1, quiet=True, profile=True, race_audit=True),
         GradeArgs(solutions=True, seed=MAX_SEED, test_timeout_s=0.1 + 0.2,
                   gradescope=Path("results.json"), junit=Path("j.xml"),
                   markdown=Path("s.md"), html=Path("r.html")),
@@ -61,9 +61,9 @@ class GradeArgvTest(unittest.TestCase):
         self.assertEqual(set(vars(p.parse_args([]))),
                          {"labs", "submission", "solutions", "output", "seed", "secret_file",
                           "build_dir", "jobs", "no_performance", "no_sanitize", "profile",
-                          "test_timeout",
+                          "race_audit", "test_timeout",
                           "labs_at_once", "unsandboxed_build", "quiet", *grade_args.REPORTS})
-        self.assertEqual(len(dataclasses.fields(GradeArgs)), 15 + len(grade_args.REPORTS))
+        self.assertEqual(len(dataclasses.fields(GradeArgs)), 16 + len(grade_args.REPORTS))
 
     def test_what_no_command_line_can_say(self):
         for args, words in ((GradeArgs(submission=Path("x"), solutions=True), "not both"),
@@ -86,6 +86,8 @@ class GradeArgvTest(unittest.TestCase):
         self.assertIn("--unsandboxed-build", grade_args.argv(GradeArgs(unsandboxed_build=True)))
         self.assertFalse(o.profile)
         self.assertTrue(parse(["--profile"]).options().profile)
+        self.assertFalse(o.race_audit)
+        self.assertTrue(parse(["--race-audit"]).options().race_audit)
 
 
 class ApiTest(unittest.TestCase):

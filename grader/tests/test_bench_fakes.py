@@ -89,6 +89,17 @@ class BenchFakeTest(unittest.TestCase):
                              profiler="/opt/ncu")
         self.assertIn("--labkit-profiler=/opt/ncu", fakes.read_log(self.log)[-1]["argv"])
 
+    def test_the_race_audit_is_passed_only_when_asked(self):
+        self.run_bench(self.make(benches()))
+        argv = fakes.read_log(self.log)[-1]["argv"]
+        self.assertFalse(any(a.startswith(("--labkit-race-audit", "--labkit-sanitizer"))
+                             for a in argv))
+        bench.run_benchmarks(self.make(benches()), [N4096], 20, worker=self.worker, seed=5,
+                             race_audit="/opt/cs/compute-sanitizer")
+        argv = fakes.read_log(self.log)[-1]["argv"]
+        self.assertIn("--labkit-race-audit", argv)
+        self.assertIn("--labkit-sanitizer=/opt/cs/compute-sanitizer", argv)
+
     def test_filter_escapes_and_alternates(self):
         f = bench.benchmark_filter(["a.b/1", "c+d/(2)"])
         self.assertEqual(f, r"^(a\.b/1|c\+d/\(2\))(/|$)")

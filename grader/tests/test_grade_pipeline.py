@@ -668,8 +668,10 @@ class GradeFlowTest(TempDirTest):
 
     def run_grade(self, gpu=None, tests=None, lab_build_ok=True, seed=1234, test_timeout_s=None,
                   write_manifest=True, config=None, on_probe=None, on_build=None,
-                  worker_refused=None, unsandboxed_build=False):
-        self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(), benches(0.03), gpu=gpu)
+                  worker_refused=None, unsandboxed_build=False, race_audit=False,
+                  bench_counters=None):
+        self.fake = FakeBuildDir(self.build_dir, tests or tests_all_pass(),
+                                 benches(0.03, counters=bench_counters), gpu=gpu)
         if not write_manifest:
             self.fake.manifest.unlink()
         stage = self.build_dir / "submission"
@@ -707,7 +709,8 @@ class GradeFlowTest(TempDirTest):
                 fakes.use_policy(self.policy):
             options = grade.GradeOptions(seed=seed, jobs=2,
                                          test_timeout_s=test_timeout_s,
-                                         unsandboxed_build=unsandboxed_build)
+                                         unsandboxed_build=unsandboxed_build,
+                                         race_audit=race_audit)
             return grade.grade(Path("/repo"), self.submission, [config or cfg()], self.build_dir,
                                options, progress=lambda m: None)
 
@@ -731,6 +734,29 @@ class GradeFlowTest(TempDirTest):
         self.assertEqual(r.status, "graded")
         self.assertFalse(self.sandboxed)
         self.assertTrue(any("WITHOUT the build sandbox" in w for w in r.labs[0].warnings))
+
+    def test_a_race_audit_needs_the_sanitizer_and_reaches_only_the_bench_judge(self):
+        # grade --race-audit: the bench judge replays each benchmark's last timed call under
+        # racecheck (--labkit-race-audit, with the sanitizer); a replay that reached no verdict
+        # is a warning. Without compute-sanitizer the grading is refused, saying why.
+        with mock.patch.object(judge, "find_sanitizer", lambda *a: None):
+            r = self.run_grade(race_audit=True)
+        self.assertEqual((r.status, r.exit_code), ("error", 2))
+        self.assertIn("--race-audit needs compute-sanitizer", r.message)
+        with mock.patch.object(judge, "find_sanitizer", lambda *a: "/opt/cs/compute-sanitizer"):
+            r = self.run_grade(race_audit=True, bench_counters={"race_audit": -1.0})
+            self.assertEqual(r.status, "graded")
+            audited = [run for run in fakes.read_log(self.fake.log)
+                       if "--labkit-race-audit" in run["argv"]]
+            self.assertEqual(len(audited), 1)                 # the bench judge's run alone
+            self.assertIn("--labkit-sanitizer=/opt/cs/compute-sanitizer", audited[0]["argv"])
+            self.assertTrue(any("race audit reached no verdict" in w for w in r.labs[0].warnings),
+                            r.labs[0].warnings)
+            before = len(fakes.read_log(self.fake.log))
+            r = self.run_grade(bench_counters={"race_audit": -1.0})   # not asked: never passed
+        runs = fakes.read_log(self.fake.log)[before:]
+        self.assertTrue(runs)
+        self.assertFalse(any("--labkit-race-audit" in run["argv"] for run in runs))
 
     def test_submission_name_that_is_not_utf8(self):
         # A folder named in Latin-1 (b"caf\xe9"): the results are valid UTF-8 JSON, the byte

@@ -77,6 +77,11 @@ std::pair<double, double> median_interval(std::vector<double> values);
 
 namespace bench {
 
+// The race audit's counter `race_audit` (--labkit-race-audit): clean, or no verdict (no tool, or
+// racecheck past kRaceAuditLimitS); hazards fail the benchmark instead. Absent: not asked.
+inline constexpr double kRaceAuditNotAsked = -2, kRaceAuditNoVerdict = -1, kRaceAuditClean = 1;
+inline constexpr double kRaceAuditLimitS = 300;
+
 // The baseline's side of one benchmark, in the judge's process and CUDA context.
 class Baseline {
  public:

@@ -45,6 +45,10 @@ struct WorkerOptions {
   // every benchmark of the run. A name matches itself and the names it is a prefix of, up to
   // a '/'.
   std::vector<std::string> profile_only;
+  // The race audit (--labkit-race-audit, `grade --race-audit`): the bench judge replays each
+  // benchmark's last timed call under compute-sanitizer racecheck (`sanitizer`), at the
+  // benchmark's size. Minutes per benchmark; hazards found fail the benchmark.
+  bool race_audit = false;
   bool memcheck = true;        // re-run failing calls under memcheck (needs `sanitizer`)
   // Variants that run in a worker binary of their own (--labkit-worker-for=VARIANT=PATH): the
   // one linked with what a lab gives those variants only (add_cuda_lab's HELPER_VARIANTS, lab
