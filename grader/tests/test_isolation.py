@@ -137,7 +137,7 @@ class SameBuildFolderTest(unittest.TestCase):
 
         # The stages of a grading without a GPU (docs/grading.md, "Stage times").
         self.assertEqual([s["stage"] for s in a["stages"] if s["stage"] != "wait: build folder"],
-                         ["configure", "build: harness", "GPU probe"])
+                         ["configure", "build: harness", "build: object and judges", "GPU probe"])
         self.assertEqual([s["stage"] for s in a_lab["stages"]],
                          ["policy: source", "build: student object", "policy: object",
                           "build: worker and judges"])
