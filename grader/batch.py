@@ -59,6 +59,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
@@ -580,6 +581,9 @@ class Options:
     seed: int | None = None          # every grading's seeds forced (a replay); None: drawn
     no_performance: bool = False
     no_sanitize: bool = False
+    # The share of submissions graded with --race-audit, each drawn at random from the system's
+    # entropy when its grading starts: a spot check no student can predict (0: none).
+    race_audit_fraction: float = 0.0
     timeout_s: float = DEFAULT_TIMEOUT_S
     build_root: Path = REPO / "build" / "batch"
     lock_dir: Path = Path(os.environ.get(LOCK_DIR_ENV, tempfile.gettempdir()))
@@ -590,8 +594,11 @@ class Options:
         results of submissions graded with drawn seeds (a correct submission passes every
         draw) and grades the rest the same way; a batch with --seed N, or another N, grades
         every submission again."""
-        return {"labs": sorted(self.labs), "seed": self.seed,
-                "no_performance": self.no_performance, "no_sanitize": self.no_sanitize}
+        key = {"labs": sorted(self.labs), "seed": self.seed,
+               "no_performance": self.no_performance, "no_sanitize": self.no_sanitize}
+        if self.race_audit_fraction:
+            key["race_audit_fraction"] = self.race_audit_fraction
+        return key
 
 
 @dataclasses.dataclass
@@ -777,10 +784,13 @@ def _start(sub: Submission, key: str, slot: Path, gpu: str | None, layout: Layou
         tmp.unlink()
     except OSError:
         pass
+    audit = (not opts.no_performance and opts.race_audit_fraction > 0
+             and secrets.SystemRandom().random() < opts.race_audit_fraction)
     cmd = grader_command() + grade_args.argv(grade_args.GradeArgs(
         labs=tuple(opts.labs), submission=sub.labs_dir, output=tmp, build_dir=slot,
         jobs=opts.build_jobs, seed=opts.seed,
-        performance=not opts.no_performance, sanitize=not opts.no_sanitize, quiet=True))
+        performance=not opts.no_performance, sanitize=not opts.no_sanitize, quiet=True,
+        race_audit=audit))
     env = dict(os.environ)
     env["LABS_GPU_LOCK"] = str(gpu_lock_path(gpu, opts.lock_dir))
     env["LABS_GPU_LOCK_EXCLUSIVE"] = "1"

@@ -19,7 +19,7 @@ from pathlib import Path
 from grader import __version__, grade_args
 from grader.course import load_course
 from grader.errors import EXIT_INTERNAL, EXIT_NO_GPU, EXIT_OK, EXIT_USAGE, GraderError
-from grader.grade_args import flag, jobs_arg, seconds_arg, seed_arg
+from grader.grade_args import flag, fraction_arg, jobs_arg, seconds_arg, seed_arg
 from grader.seeds import secret_notice
 
 REPO = Path(__file__).resolve().parent.parent
@@ -96,6 +96,11 @@ def _batch_parsers(sub) -> None:
                    help=argparse.SUPPRESS)   # no longer used: a notice (grader/seeds.py)
     b.add_argument("--no-performance", action="store_true", help="as for grade")
     b.add_argument("--no-sanitize", action="store_true", help="as for grade")
+    b.add_argument("--race-audit-fraction", type=fraction_arg, metavar="F", default=0.0,
+                   help="grade this share of the submissions (0 to 1, default 0) with grade's "
+                        "--race-audit, each drawn at random when its grading starts: a spot "
+                        "check of races at the benchmarks' sizes that no student can predict; "
+                        "minutes more per audited grading")
     b.add_argument("--timeout", type=seconds_arg, metavar="S",
                    help="seconds one submission's grading may take before it is stopped and "
                         "listed as failed (default: 3600)")
@@ -398,6 +403,7 @@ def cmd_batch(args) -> int:
                          build_jobs=args.build_jobs or max(1, (os.cpu_count() or 1) // jobs),
                          seed=args.seed,
                          no_performance=args.no_performance, no_sanitize=args.no_sanitize,
+                         race_audit_fraction=args.race_audit_fraction,
                          timeout_s=args.timeout or batch.DEFAULT_TIMEOUT_S)
     if args.build_root is not None:
         opts.build_root = args.build_root.resolve()

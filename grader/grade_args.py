@@ -66,6 +66,16 @@ def seconds_arg(text: str) -> float:
     return value
 
 
+def fraction_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0 <= value <= 1):
+        raise argparse.ArgumentTypeError(f"a fraction from 0 to 1, got {text!r}")
+    return value
+
+
 def flag(fmt: str) -> str:
     """The option of a report format: 'class_page' is --class-page."""
     return "--" + fmt.replace("_", "-")

@@ -57,6 +57,7 @@ def main() -> int:
     ap.add_argument("--secret-file")
     ap.add_argument("--no-performance", action="store_true")
     ap.add_argument("--no-sanitize", action="store_true")
+    ap.add_argument("--race-audit", action="store_true")
     ap.add_argument("--gradescope")
     ap.add_argument("--junit")
     ap.add_argument("--markdown")

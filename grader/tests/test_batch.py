@@ -295,6 +295,25 @@ class SeedOptionsTest(BatchTestCase):
         self.assertRan(self.e.run("--gpus", "0", "--seed", "78"))
         self.assertEqual(len(self.e.called()), 3)
 
+    def test_a_race_audit_fraction_is_drawn_per_submission(self):
+        # --race-audit-fraction 1: every grading gets grade's --race-audit; 0 (the default):
+        # none; outside 0..1: refused. A fraction is part of the key: another grades again.
+        for name in ("alice", "bob"):
+            make_sub(self.e.subs, name)
+        self.assertRan(self.e.run("--gpus", "0"))
+        self.assertFalse(any("--race-audit" in self.argv_of(n) for n in ("alice", "bob")))
+        self.assertRan(self.e.run("--gpus", "0", "--race-audit-fraction", "1"))
+        self.assertEqual(len(self.e.called()), 4)
+        self.assertTrue(all("--race-audit" in self.argv_of(n) for n in ("alice", "bob")))
+        proc = self.e.run("--gpus", "0", "--race-audit-fraction", "1.5")
+        self.assertRan(proc, 2)
+        self.assertIn("a fraction from 0 to 1", proc.stderr)
+        self.assertNotIn("Traceback", proc.stderr)
+        self.assertEqual(len(self.e.called()), 4)
+        opts = batch.Options(labs=[LAB1], configs=[], jobs=1, gpus=[None], build_jobs=1,
+                             race_audit_fraction=0.25)
+        self.assertEqual(opts.key_options()["race_audit_fraction"], 0.25)
+
     def test_key_options_hold_no_secret(self):
         opts = batch.Options(labs=[LAB1], configs=[], jobs=1, gpus=[None], build_jobs=1)
         self.assertEqual(opts.key_options(), {"labs": [LAB1], "seed": None,
