@@ -8,6 +8,7 @@ document is read from a pipe only it holds, never from a file or its console.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from pathlib import Path
 
@@ -54,6 +55,22 @@ RACE_AUDIT_LIMIT_S = 300.0
 RACE_AUDIT_CLEAN, RACE_AUDIT_NO_VERDICT = 1, -1
 
 
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """How a bench judge runs, besides its benchmarks, worker and seed (from the lab's
+    LabConfig: options_for). `routes`: the variants that run in a worker of their own
+    (gtest.worker_args); a benchmark's calls go to its variant's worker. `no_shared_memory`:
+    the lab refuses shared memory (gtest.no_shared_memory). `profiler`: ncu, to profile one
+    timed call of each benchmark (the profile stage; counters prof_*), or of those named in
+    `profile_only`. `race_audit`: compute-sanitizer, to replay each benchmark's last timed call
+    under racecheck (counter race_audit; hazards fail the benchmark)."""
+    routes: dict | None = None
+    no_shared_memory: bool = False
+    profiler: str | None = None
+    profile_only: tuple = ()
+    race_audit: str | None = None
+
+
 class Started:
     """A bench judge started ahead of its benchmarks (start_benchmarks), given its seed: it
     makes its GPU context, starts its workers and draws its benchmarks' instances, then waits
@@ -61,17 +78,14 @@ class Started:
     input. Leaving the `with` kills it if it did not run."""
 
     def __init__(self, binary: Path, names: list, *, worker: Path, seed: int,
-                 env: dict | None = None, routes: dict | None = None,
-                 no_shared_memory: bool = False, profiler: str | None = None,
-                 profile_only: tuple = (), race_audit: str | None = None):
+                 env: dict | None = None, options: Options | None = None):
         self.binary, self.names, self.seed = binary, list(names), seed
+        options = options or Options()
         self._stack = contextlib.ExitStack()
         try:
             cwd = self._stack.enter_context(judge.private_dir())
             self.run = self._stack.enter_context(runner.Started(
-                lambda fd, ready_fd: _command(binary, names, fd, ready_fd, worker, routes,
-                                              no_shared_memory, profiler, profile_only,
-                                              race_audit),
+                lambda fd, ready_fd: _command(binary, names, fd, ready_fd, worker, options),
                 ready=True, cwd=str(cwd),
                 env=env if env is not None else judge.scrubbed_env()))
             self.run.send(f"{seed}\n".encode())
@@ -98,44 +112,34 @@ class Started:
 
 
 def _command(binary: Path, names: list, fd: int, ready_fd: int | None, worker: Path,
-             routes: dict | None, no_shared_memory: bool, profiler: str | None = None,
-             profile_only: tuple = (), race_audit: str | None = None) -> list:
+             options: Options) -> list:
+    o = options
     return [str(binary), f"--benchmark_filter={benchmark_filter(names)}",
             f"--labkit-results-fd={fd}", "--labkit-seed-stdin",
             *([f"--labkit-ready-fd={ready_fd}"] if ready_fd is not None else []),
-            *gtest.worker_args(worker, routes, no_shared_memory),
-            *([f"--labkit-profiler={profiler}"] if profiler else []),
-            *([f"--labkit-profile-only={','.join(profile_only)}"] if profiler and profile_only
-              else []),
-            *([f"--labkit-sanitizer={race_audit}", "--labkit-race-audit"] if race_audit else [])]
+            *gtest.worker_args(worker, o.routes, o.no_shared_memory),
+            *([f"--labkit-profiler={o.profiler}"] if o.profiler else []),
+            *([f"--labkit-profile-only={','.join(o.profile_only)}"]
+              if o.profiler and o.profile_only else []),
+            *([f"--labkit-sanitizer={o.race_audit}", "--labkit-race-audit"] if o.race_audit
+              else [])]
 
 
 def start_benchmarks(binary: Path, names: list, *, worker: Path, seed: int,
-                     env: dict | None = None, routes: dict | None = None,
-                     no_shared_memory: bool = False, profiler: str | None = None,
-                     profile_only: tuple = (), race_audit: str | None = None) -> Started:
-    """Starts the bench judge for the named benchmarks (Started): what it does before its 'go'
-    (its GPU context, its workers' start, its instances) may overlap other labs' tests, so the
-    GPU's exclusive hold covers only the benchmarks themselves. `profiler`: ncu, to profile one
-    timed call of each benchmark (the profile stage; counters prof_*), or of those named in
-    `profile_only` (names as in `names`). `race_audit`: compute-sanitizer, to replay each
-    benchmark's last timed call under racecheck (counter race_audit; hazards fail the
-    benchmark). Raises BenchError('failed') when it cannot be started."""
-    return Started(binary, names, worker=worker, seed=seed, env=env, routes=routes,
-                   no_shared_memory=no_shared_memory, profiler=profiler,
-                   profile_only=profile_only, race_audit=race_audit)
+                     env: dict | None = None, options: Options | None = None) -> Started:
+    """Starts the bench judge for the named benchmarks (Started), run as `options` says: what
+    it does before its 'go' (its GPU context, its workers' start, its instances) may overlap
+    other labs' tests, so the GPU's exclusive hold covers only the benchmarks themselves.
+    Raises BenchError('failed') when it cannot be started."""
+    return Started(binary, names, worker=worker, seed=seed, env=env, options=options)
 
 
 def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path, seed: int,
-                   env: dict | None = None, routes: dict | None = None,
-                   no_shared_memory: bool = False, started: Started | None = None,
-                   profiler: str | None = None, profile_only: tuple = (),
-                   race_audit: str | None = None) -> dict:
-    """Runs the named benchmarks in one bench-judge process; returns name -> entry (a dict:
-    name, real_time, counters...) or name -> BenchError('failed', why) for a benchmark that
-    reported an error or is missing. `routes`: the variants that run in a worker of their own
-    (gtest.worker_args); a benchmark's calls go to its variant's worker. `no_shared_memory`:
-    the lab refuses shared memory (gtest.no_shared_memory). `started`: that judge, already
+                   env: dict | None = None, options: Options | None = None,
+                   started: Started | None = None) -> dict:
+    """Runs the named benchmarks in one bench-judge process, run as `options` says; returns
+    name -> entry (a dict: name, real_time, counters...) or name -> BenchError('failed', why)
+    for a benchmark that reported an error or is missing. `started`: that judge, already
     started by start_benchmarks for these `names` and `seed` (it is sent 'go' now; `timeout_s`
     counts from then); it is closed here either way.
 
@@ -143,9 +147,7 @@ def run_benchmarks(binary: Path, names: list, timeout_s: float, *, worker: Path,
     a hang (killed with its process group at `timeout_s`), a crash, unreadable JSON."""
     if started is None:
         started = start_benchmarks(binary, names, worker=worker, seed=seed, env=env,
-                                   routes=routes, no_shared_memory=no_shared_memory,
-                                   profiler=profiler, profile_only=profile_only,
-                                   race_audit=race_audit)
+                                   options=options)
     elif list(started.names) != list(names) or started.seed != seed:
         started.close()
         raise ValueError("run_benchmarks: the started judge runs other benchmarks or seed")

@@ -858,13 +858,20 @@ def start_bench(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         try:
             started = bench.start_benchmarks(
                 lab_paths.bench.path, benchmark_names(cfg), worker=lab_paths.worker.path,
-                seed=lab.seed, routes=lab_paths.worker_routes,
-                no_shared_memory=gtest.no_shared_memory(cfg.policy), profiler=cfg.profiler,
-                profile_only=cfg.profile_only, race_audit=cfg.race_audit)
+                seed=lab.seed, options=bench_options(cfg, lab_paths))
         except bench.BenchError:
             return None
         started.wait_ready()
     return started
+
+
+def bench_options(cfg: LabConfig, lab_paths: manifest.LabPaths) -> bench.Options:
+    """How the lab's bench judge runs: its variants' workers, the lab's shared-memory rule, and
+    this grading's profiler and race audit (set on `cfg` by grade())."""
+    return bench.Options(routes=lab_paths.worker_routes,
+                         no_shared_memory=gtest.no_shared_memory(cfg.policy),
+                         profiler=cfg.profiler, profile_only=cfg.profile_only,
+                         race_audit=cfg.race_audit)
 
 
 def benchmark_names(cfg: LabConfig) -> list:
@@ -1007,11 +1014,8 @@ def _benchmark(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths, pro
             try:
                 found = bench.run_benchmarks(lab_paths.bench.path, names, timeout_s,
                                              worker=lab_paths.worker.path, seed=lab.seed,
-                                             routes=lab_paths.worker_routes,
-                                             no_shared_memory=gtest.no_shared_memory(cfg.policy),
-                                             started=started, profiler=cfg.profiler,
-                                             profile_only=cfg.profile_only,
-                                             race_audit=cfg.race_audit)
+                                             options=bench_options(cfg, lab_paths),
+                                             started=started)
             finally:
                 whole = time.monotonic() - t0
                 reported = [(n, found[n].get(WALL_COUNTER)) for n in names

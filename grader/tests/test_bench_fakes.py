@@ -86,7 +86,7 @@ class BenchFakeTest(unittest.TestCase):
         self.assertFalse(any(a.startswith("--labkit-profiler")
                              for a in fakes.read_log(self.log)[-1]["argv"]))
         bench.run_benchmarks(self.make(benches()), [N4096], 20, worker=self.worker, seed=5,
-                             profiler="/opt/ncu")
+                             options=bench.Options(profiler="/opt/ncu"))
         self.assertIn("--labkit-profiler=/opt/ncu", fakes.read_log(self.log)[-1]["argv"])
 
     def test_the_race_audit_is_passed_only_when_asked(self):
@@ -95,7 +95,7 @@ class BenchFakeTest(unittest.TestCase):
         self.assertFalse(any(a.startswith(("--labkit-race-audit", "--labkit-sanitizer"))
                              for a in argv))
         bench.run_benchmarks(self.make(benches()), [N4096], 20, worker=self.worker, seed=5,
-                             race_audit="/opt/cs/compute-sanitizer")
+                             options=bench.Options(race_audit="/opt/cs/compute-sanitizer"))
         argv = fakes.read_log(self.log)[-1]["argv"]
         self.assertIn("--labkit-race-audit", argv)
         self.assertIn("--labkit-sanitizer=/opt/cs/compute-sanitizer", argv)
