@@ -355,7 +355,9 @@ MemoryLock::~MemoryLock() {
     g_failure_kind = kind;
     return ::testing::AssertionFailure() << spec.what << ": " << not_run << "\n";
   }
-  const MemoryLock lock(call_bytes(spec.call) > kLargeCallBytes || spec.call.keep_on_device);
+  // A check on the device allocates the judge's own copy beside the call's buffers.
+  const MemoryLock lock(call_bytes(spec.call) * (spec.call.keep_on_device ? 2 : 1) >
+                        kLargeCallBytes);
   OpResult r = worker_for(spec.call.variant).run(spec.call, timeout_s);
   for (int retry = 0; retry < kOutOfMemoryRetries && r.outcome == Outcome::kRefused &&
                       r.cuda_error == static_cast<int>(cudaErrorMemoryAllocation) &&

@@ -590,6 +590,12 @@ TEST(JudgeHost, LargeCallsHoldTheMemoryLock) {
     EXPECT_FALSE(free_now()) << "a large call holds the lock";
   }
   EXPECT_TRUE(free_now()) << "released when the call is done";
+  // The judge's own GPU work: the lock only past kLargeCallBytes.
+  EXPECT_TRUE(with_gpu_memory(kLargeCallBytes, [&] { return free_now(); }))
+      << "a judge's work of 4 GiB or less takes no lock";
+  EXPECT_FALSE(with_gpu_memory(kLargeCallBytes + 1, [&] { return free_now(); }))
+      << "a judge's larger work holds the lock";
+  EXPECT_TRUE(free_now());
   set_worker_options(saved);
   {
     WorkerOptions none = saved;

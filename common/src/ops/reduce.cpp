@@ -48,7 +48,7 @@ Generated generate(const Case& c) {
     BufferSpec src, unused;
     draw_on_device(c, &src, &unused);
     const uint64_t seed = protocol::source_seed(src.seed, static_cast<uint32_t>(call));
-    expected->push_back(with_gpu_memory([&] {
+    expected->push_back(with_gpu_memory(c.n * 4, [&] {
       DeviceBuffer<char> in(c.n * 4);
       fill_source(in.get(), src.source, c.n, seed, src.lo, src.hi, nullptr);
       Expected e;

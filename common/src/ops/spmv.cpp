@@ -101,7 +101,8 @@ CheckSpec device_spec(const std::string& variant, const Case& c) {
   const auto expected = last_device_case.get(key, [&] {
     std::vector<Expected> out;
     for (int call = 0; call < c.calls; ++call) {
-      out.push_back(with_gpu_memory([&] {
+      const uint64_t bytes = 4 * (rows + 1) + 8 * nnz + 4 * cols + 16 * rows;  // as below
+      out.push_back(with_gpu_memory(bytes, [&] {
         DeviceBuffer<int32_t> row_ptr(rows + 1), col_idx(nnz);
         DeviceBuffer<float> values(nnz), x(cols);
         DeviceBuffer<double> ref(rows), abs_ref(rows);
