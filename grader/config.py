@@ -68,6 +68,9 @@ class Lesson:
     label: str = ""
     benchmark: str = ""      # profile counters: the [[performance]] benchmark whose call is read
     min: float | None = None  # the least allowed (profile counters; tensor_cores, each kernel's)
+    # tensor_cores: a [[performance]] benchmark that must also run faster than this GPU's FP32
+    # peak (measured in the same grading), which no product on CUDA cores can
+    faster_than_fp32_peak: str = ""
 
     @property
     def profiled(self) -> bool:
@@ -233,7 +236,8 @@ def _lesson_entries(value, where: str, benchmarks: tuple = ()) -> tuple:
     if not isinstance(value, list):
         raise GraderError(f"{where}: lessons are an array of tables: write [[lesson]], not "
                           f"[lesson]")
-    known = {"name", "counter", "points", "max", "min", "benchmark", "label"}
+    known = {"name", "counter", "points", "max", "min", "benchmark", "label",
+             "faster_than_fp32_peak"}
     counters = LESSON_COUNTERS + tuple(PROFILE_LESSON_COUNTERS)
     entries = []
     for i, t in enumerate(value):
@@ -277,13 +281,19 @@ def _lesson_entries(value, where: str, benchmarks: tuple = ()) -> tuple:
         if "benchmark" in t:
             raise GraderError(f"{w}: 'benchmark' is for profile counters "
                               f"({', '.join(PROFILE_LESSON_COUNTERS)}), not {counter}")
+        faster = t.get("faster_than_fp32_peak", "")
+        if faster and counter != "tensor_cores":
+            raise GraderError(f"{w}: 'faster_than_fp32_peak' is for tensor_cores, not {counter}")
+        if faster and faster not in benchmarks:
+            raise GraderError(f"{w}: 'faster_than_fp32_peak' must name a [[performance]] entry's "
+                              f"benchmark ({', '.join(benchmarks) or 'none'}), got {faster!r}")
         if _STATIC_BOUND[counter] == "min":
             if "max" in t:
                 raise GraderError(f"{w}: {counter} is graded with 'min', not 'max'")
             least = t.get("min", 1)
             if isinstance(least, bool) or not isinstance(least, int) or least < 1:
                 raise GraderError(f"{w}: 'min' must be a whole number >= 1, got {least!r}")
-            entries.append(Lesson(name, counter, points, None, label, "", least))
+            entries.append(Lesson(name, counter, points, None, label, "", least, faster))
             continue
         if "min" in t:
             raise GraderError(f"{w}: 'min' is for profile counters "

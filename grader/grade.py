@@ -686,9 +686,11 @@ def _policy_stage(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     return True
 
 
-def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = "") -> list:
+def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = "",
+                   ceilings=None) -> list:
     """The lab's [[lesson]] entries as groups (scoring.lesson_group), from the policy's kernel
-    table; with `note`, unscored groups that say it (no GPU, an error)."""
+    table and, for a speed gate, the GPU's `ceilings`; with `note`, unscored groups that say it
+    (no GPU, an error)."""
     if note:
         return [GroupResult(config.lesson_group_name(e), e.counter, e.points, note=note)
                 for e in cfg.lessons]
@@ -699,7 +701,8 @@ def _lesson_groups(cfg: LabConfig, lab: LabResult, correct: bool, note: str = ""
     cut_short = len(kernels) > MAX_KERNELS
     perf = {p.benchmark: p for p in lab.performance}
     return [scoring.profile_lesson_group(e, perf.get(e.benchmark), correct) if e.profiled
-            else scoring.lesson_group(e, kernels, correct, cut_short) for e in cfg.lessons]
+            else scoring.lesson_group(e, kernels, correct, cut_short, gate=scoring.fp32_peak_gate(
+                e, perf.get(e.faster_than_fp32_peak), ceilings)) for e in cfg.lessons]
 
 
 def _lab_error(cfg: LabConfig, lab: LabResult, message: str) -> None:
@@ -927,7 +930,8 @@ def _score_lab(cfg, lab, lab_paths, hashes, run_performance, progress, ceilings,
         for perf in lab.performance:
             perf.points = scoring.score_performance(perf)
     # After the benchmarks: a profile counter's lesson reads its benchmark's profiled call.
-    lab.groups += _lesson_groups(cfg, lab, correct)
+    lab.groups += _lesson_groups(cfg, lab, correct,
+                                 ceilings=None if callable(ceilings) else ceilings)
 
     lab.points = scoring.lab_points(lab.groups, lab.performance)
     # Without hidden tests (a student release) the maximum shrinks to what can be earned.

@@ -39,14 +39,47 @@ def _misses(lesson, value) -> bool:
             or (lesson.min is not None and value < lesson.min))
 
 
-def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) -> GroupResult:
+# fp32_peak_gate's answer when the benchmark did not run (--no-performance): the lesson is not
+# measured, as a profile counter's is not.
+UNMEASURED_GATE = "not measured: the benchmarks did not run"
+
+
+def fp32_peak_gate(lesson, perf, ceilings) -> str:
+    """Why a tensor_cores lesson with `faster_than_fp32_peak` is not met on speed ('' when it
+    is): its benchmark (`perf`, that entry's PerfResult, or None) must have measured more FLOP/s
+    than this GPU's FP32 peak measured in the same grading (`ceilings`), which no product on
+    CUDA cores reaches. HMMA in every kernel alone is one instruction: a red team's lab 10 file,
+    round 36, did its products with FP32 FMAs and held one mma.sync that computes nothing."""
+    if not lesson.faster_than_fp32_peak:
+        return ""
+    bench = lesson.faster_than_fp32_peak
+    if perf is None or perf.status == "not_run":
+        return UNMEASURED_GATE
+    if perf.status not in ("measured", "withheld") or perf.implausible:
+        return f"the benchmark {bench} was not measured, so its speed cannot show tensor cores"
+    peak, _, why = ceiling_limits(ceilings)
+    if peak is None:
+        return f"this GPU's FP32 peak could not be measured in this grading ({why})"
+    gflops = _positive(perf.counters.get(FLOP_COUNTER))
+    if gflops is None:
+        return f"the benchmark {bench} reported no FLOP/s"
+    if gflops <= peak:
+        return (f"{bench} ran {gflops:,.0f} GFLOP/s, within this GPU's FP32 peak of "
+                f"{peak:,.0f} GFLOP/s measured in this grading: CUDA cores could have done its "
+                f"products, and the lesson is products on tensor cores")
+    return ""
+
+
+def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False,
+                 gate: str = "") -> GroupResult:
     """A [[lesson]] entry (grader.config.Lesson) scored as a group of one test per kernel of
     the submission: a kernel passes when its counter is at most `lesson.max` (local_memory) or
     at least `lesson.min` (tensor_cores). `kernels`: the
     policy's kernel rows (one per kernel and architecture, grader/policy/device.py); a kernel
     fails if any of its rows does. Nothing is awarded unless `correct` (every correctness test
     passed: a starter's empty kernel has no local memory either), nor when the table was
-    `cut_short` (a file of more kernels than the policy lists)."""
+    `cut_short` (a file of more kernels than the policy lists). `gate`: why the lesson is not
+    met whatever the kernels hold (fp32_peak_gate): every kernel's test fails with it."""
     from grader import config, report_text  # imported here: both import what this module does
     group = GroupResult(config.lesson_group_name(lesson), lesson.counter, lesson.points)
     rows = {}
@@ -63,10 +96,17 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False) 
     if not rows:
         group.note = "not checked: no kernel of the submission was found in its machine code"
         return group
+    if gate == UNMEASURED_GATE:
+        group.note = gate
+        group.unmeasured = True
+        return group
     for kernel, kernel_rows in rows.items():
         over = [r for r in kernel_rows if _misses(lesson, lesson_value(lesson.counter, r))]
         name = f"Lesson.{lesson.counter}/{report_text.kernel_name(kernel_rows[0])}"
-        if over:
+        if gate:
+            label = f" ({lesson.label})" if lesson.label else ""
+            group.tests.append(TestResult(name, "failed", f"the lesson{label} is not met: {gate}"))
+        elif over:
             why = report_text.lesson_note(lesson.counter, over[0]) or ""
             if lesson.label:
                 why = f"the lesson ({lesson.label}) is not met: {why}"
@@ -86,6 +126,10 @@ PROFILE_OK, PROFILE_NO_PERMISSION, PROFILE_TIMED_OUT = 1, 2, 4
 # eight solutions: 0.88x to 1.32x on an H200, ncu flushing caches before the kernels): a call
 # that does less work when profiled than when timed does not.
 PROFILED_TIME_FLOOR = 0.5
+# ... and at most this multiple of it: a call that does more of the lesson when profiled, and
+# pads itself to look like the timed calls' work, does not either (a red team's lab 01 file,
+# round 36: the coalesced kernel shown to the profiler only, held back with __nanosleep, 3.0x).
+PROFILED_TIME_CEILING = 2.5
 
 
 def profile_lesson_value(lesson, counters: dict) -> float | None:
@@ -164,7 +208,8 @@ def profile_lesson_group(lesson, perf, correct: bool) -> GroupResult:
         return group
     profiled_ms, timed_ms = perf.counters.get("prof_gpu_ms"), perf.counters.get("student_ms")
     if (isinstance(profiled_ms, (int, float)) and isinstance(timed_ms, (int, float))
-            and profiled_ms < PROFILED_TIME_FLOOR * timed_ms):
+            and not PROFILED_TIME_FLOOR * timed_ms <= profiled_ms
+            <= PROFILED_TIME_CEILING * timed_ms):
         group.tests.append(TestResult(name, "failed", (
             f"the lesson{label} could not be measured: the profiled call's kernels ran "
             f"{profiled_ms:.3g} ms, the timed calls {timed_ms:.3g} ms; the call the profiler saw "

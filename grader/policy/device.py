@@ -47,6 +47,15 @@ from grader.policy.tools import (DEFAULT_CUDA_ROOT, TOOL_OUTPUT_CAP, TOOL_TIMEOU
 #                  A red team's lab 11 file, round 32, kept its points with a half-precision
 #                  softmax and FP16 score sums within the bound, the latter only on inputs of
 #                  unit scale, which it told apart from the large-score tests by their range
+#   narrow_precision  products and conversions below 16-bit floats, where 16-bit tensor-core
+#                  products are the lab's subject (labs 10 and 11: every product's inputs are
+#                  FP16 or BF16): integer, binary and FP8 tensor-core products (IMMA, BMMA, QMMA,
+#                  IGMMA, BGMMA, QGMMA, OMMA, any *MMA with an 8-bit or narrower type), dp4a and
+#                  dp2a (IDP), and conversions to or from 8-bit or narrower types (F2FP, F2F, F2I,
+#                  I2F, I2IP, F2IP with S8, U8, S4, U4, E4M3, E5M2...: what quantizes the inputs
+#                  first; mma.sync on FP8 compiles to F2FP.F16.E4M3.UNPACK_B and an FP16 HMMA on
+#                  sm_90). A red team's lab 11 file, round 36, took Q K^T on int8 tensor cores
+#                  (per-row scales, inside the BF16 bound on unit-scale inputs)
 #   shared_memory  any use of shared memory: the opcodes that read, write or update it (LDS,
 #                  STS, LDSM, STSM, ATOMS, LDGSTS (cp.async), SYNCS and ARRIVES (mbarriers),
 #                  UBLKCP/UBLKRED (cp.async.bulk), UTMALDG/UTMASTG/UTMAREDG (TMA), STAS and
@@ -173,7 +182,19 @@ def device_families(opcode: str, operands: str = "") -> tuple:
         found.append("low_precision")
     if _half_arithmetic(base, mods):
         found.append("half_arithmetic")
+    if (base in _NARROW_PRODUCTS or base == "IDP"
+            or ((base.endswith("MMA") or base in _CONVERSIONS)
+                and any(_NARROW_TYPES.match(m) for m in mods))):
+        found.append("narrow_precision")
     return tuple(found)
+
+
+# narrow_precision's opcodes: tensor-core products that only take integer, binary or 8-bit float
+# inputs; the conversions; the types narrower than 16-bit floats (S8, U8, S4, U4, B1, E4M3,
+# E5M2, E2M1, UE8M0...).
+_NARROW_PRODUCTS = frozenset(("IMMA", "BMMA", "QMMA", "OMMA", "IGMMA", "BGMMA", "QGMMA"))
+_CONVERSIONS = frozenset(("F2FP", "F2F", "F2I", "I2F", "I2FP", "F2IP", "I2IP", "I2I"))
+_NARROW_TYPES = re.compile(r"^(?:[SU](?:8|4|2)|B1|U?E\d+M\d+)$")
 
 
 # half_arithmetic's opcodes: packed 16-bit math but the widening HADD2.F32, the special-function
@@ -303,6 +324,10 @@ _DEVICE_MESSAGES = {
                         "this lab 16-bit floats are inputs, outputs and the tensor cores' "
                         "operands only; every dot product, exponential and sum is FP32 (convert "
                         "to float, or accumulate mma.sync in .f32)"),
+    "narrow_precision": ("uses the narrow-precision instruction {op} in kernel {kernel}: in this "
+                         "lab every product's inputs are 16-bit floats or wider, so integer, "
+                         "binary and FP8 tensor-core products, dp4a and conversions to or from "
+                         "8-bit types are not allowed"),
     "async_copy": ("uses the asynchronous copy instruction {op} in kernel {kernel}: this lab's "
                    "lesson is measured on your kernels' global loads (the profile stage counts "
                    "loads and atomics), so read global memory with loads, not cp.async, "

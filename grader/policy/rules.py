@@ -245,8 +245,8 @@ DEFAULT_FORBID_INCLUDES = ("cub/*", "thrust/*", "cublas*", "cusparse*", "cudnn*"
 HARNESS_INCLUDES = ("gtest/*", "gmock/*", "benchmark/*", "labkit/*")
 
 # The device rule's families (device.py): what a lab's forbid_device_instructions may name.
-DEVICE_FAMILIES = ("tensor_cores", "low_precision", "half_arithmetic", "shared_memory",
-                   "async_copy")
+DEVICE_FAMILIES = ("tensor_cores", "low_precision", "half_arithmetic", "narrow_precision",
+                   "shared_memory", "async_copy")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,7 +256,8 @@ class PolicyRules:
     forbid_imports: tuple = ()    # rejected even when allowed (beats every allow pattern)
     forbid_includes: tuple = ()   # added to DEFAULT_FORBID_INCLUDES
     # Families of device instructions refused in the kernels' SASS (DEVICE_FAMILIES):
-    # "tensor_cores", "low_precision", "half_arithmetic", "shared_memory", "async_copy". Empty:
+    # "tensor_cores", "low_precision", "half_arithmetic", "narrow_precision", "shared_memory",
+    # "async_copy". Empty:
     # the device rule
     # does not run
     # (no cuobjdump).

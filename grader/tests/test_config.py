@@ -225,6 +225,11 @@ class ParseRejectedTest(unittest.TestCase):
         data["correctness"][0]["points"] -= 5
         (lesson,) = parse_lab_config("x", data).lessons
         self.assertEqual((lesson.counter, lesson.min, lesson.max), ("tensor_cores", 1, None))
+        # The speed gate names a graded benchmark, and only tensor_cores has one.
+        self.assertRejected(with_lesson(faster_than_fp32_peak="matmul/v1_naive/4096"),
+                            "'faster_than_fp32_peak' is for tensor_cores")
+        self.assertRejected(with_lesson(counter="tensor_cores", faster_than_fp32_peak="nope"),
+                            "'faster_than_fp32_peak' must name a [[performance]]")
 
     def test_bad_profile_lessons(self):
         def with_lesson(**entry):

@@ -55,6 +55,7 @@ DEVICE_PHRASES = {
     "tensor_cores": "uses tensor cores",
     "low_precision": "16-bit (or 8-bit) float math and conversions",
     "half_arithmetic": "computes in 16-bit floats",
+    "narrow_precision": "multiplies in fewer than 16 bits",
     "shared_memory": "uses shared memory",
     "async_copy": "reads global memory other than by loads",
 }

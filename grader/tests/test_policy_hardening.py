@@ -231,6 +231,32 @@ class DeviceFamilyTest(unittest.TestCase):
             with self.subTest(op):
                 self.assertNotIn("half_arithmetic", device.device_families(op, operands))
 
+    def test_narrow_precision_is_products_and_conversions_below_16_bits(self):
+        # labs 10 and 11 (red team round 36: Q K^T on int8 tensor cores in lab 11); what nvcc
+        # 13.0 emits for sm_90: mma.sync s8 and s4 -> IMMA.16832.S8.S8, b1 -> BMMA.168256,
+        # e4m3 -> F2FP.F16.E4M3.UNPACK_B and an FP16 HMMA
+        for op, operands in (("IMMA.16832.S8.S8", "R8, R8.ROW, R6.COL, RZ"),
+                             ("BMMA.168256.AND.POPC", "R8, R8.ROW, R6.COL, RZ"),
+                             ("QGMMA.64x128x32.F32.E4M3.E4M3", "R0, gdesc[UR4], R0"),
+                             ("IGMMA.64x128x32.S32.S8.S8", "R0, gdesc[UR4], R0"),
+                             ("HMMA.16832.F32.E4M3.E4M3", "R4, R4, R16, RZ"),
+                             ("F2FP.F16.E4M3.UNPACK_B", "R16, R14"),
+                             ("F2FP.SATFINITE.E4M3.F32.PACK_AB_MERGE_C", "R0, R1, R2, RZ"),
+                             ("IDP.4A.S8.S8", "R0, R1, R2, R3"), ("I2IP.S8.S32.SAT", "R0, R1, RZ, RZ"),
+                             ("F2I.S8.TRUNC", "R0, R1"), ("I2F.S8", "R0, R1")):
+            with self.subTest(op):
+                self.assertIn("narrow_precision", device.device_families(op, operands))
+        for op, operands in (("HMMA.16816.F32", "R0, R4, R8, R0"),
+                             ("HMMA.16816.F32.BF16", "R0, R4, R8, R0"),
+                             ("HGMMA.64x128x16.F32.BF16", "R0, gdesc[UR4], R0"),
+                             ("F2FP.F16.F32.PACK_AB", "R0, R1, R2"),
+                             ("F2FP.BF16.F32.PACK_AB", "R0, R1, R2"), ("HADD2.F32", "R0, -RZ, R2"),
+                             ("F2I.S32.TRUNC", "R0, R1"), ("I2F.S32", "R0, R1"),
+                             ("I2F.U32.RP", "R0, R1"), ("F2I.U64.TRUNC", "R0, R1"),
+                             ("DMMA.8x8x4", "R0, R4, R8, R0"), ("IMAD", "R0, R1, R2, R3")):
+            with self.subTest(op):
+                self.assertNotIn("narrow_precision", device.device_families(op, operands))
+
     def test_an_instruction_of_two_families_is_both(self):
         # a bulk copy-reduce of halves addresses shared memory and adds in 16 bits: a lab that
         # allows shared memory (05) still refuses it (red team round 14)
@@ -400,15 +426,16 @@ class DeviceFamilyTest(unittest.TestCase):
     def test_every_lab_forbids_both_families(self):
         # Every lab but labs 10 and 11 is FP32 on CUDA cores; lab 02 (registers only) also
         # refuses shared memory; lab 01, whose lesson counts loads, refuses asynchronous copies
-        # from global memory. Lab 10 teaches tensor cores on 16-bit inputs: it refuses none; lab
-        # 11 (attention in 16-bit types, v3 on tensor cores) refuses 16-bit arithmetic only.
+        # from global memory. Lab 10 teaches tensor cores on 16-bit inputs: it refuses only inputs
+        # narrowed below 16 bits; lab 11 (attention in 16-bit types, v3 on tensor cores) refuses
+        # those and 16-bit arithmetic.
         from grader import config
         labs = Path(__file__).resolve().parents[2] / "labs"
         extra = {"02_register_tiling": {"shared_memory"}, "01_naive_matmul": {"async_copy"}}
         for name in config.discover_labs(labs):
             with self.subTest(name):
-                want = (set() if name == "10_tensor_core_gemm"
-                        else {"half_arithmetic"} if name == "11_attention"
+                want = ({"narrow_precision"} if name == "10_tensor_core_gemm"
+                        else {"half_arithmetic", "narrow_precision"} if name == "11_attention"
                         else {"tensor_cores", "low_precision"} | extra.get(name, set()))
                 self.assertEqual(set(config.load_lab_config(labs, name).policy
                                      .forbid_device_instructions), want)

@@ -299,6 +299,46 @@ class TensorCoreLessonTest(unittest.TestCase):
         self.assertEqual((len(g.tests), g.points), (1, 0.0))
 
 
+class TensorCoreSpeedGateTest(unittest.TestCase):
+    """faster_than_fp32_peak: HMMA in every kernel, and the named benchmark faster than the GPU's
+    FP32 peak measured in the grading (red team round 36: one mma.sync that computes nothing in
+    an FP32 FMA kernel)."""
+
+    LESSON = config.Lesson("tensor cores", "tensor_cores", 5.0, max=None, min=1,
+                           faster_than_fp32_peak="matmul/v2_mma/f16/4096")
+    CEILINGS = {"fp32_peak_gflops": 60000.0, "read_gbps": 4000.0}
+
+    @staticmethod
+    def perf(gflops, status="measured"):
+        return PerfResult(max_points=10, status=status, counters={"GFLOPS": gflops})
+
+    def group(self, perf, ceilings=CEILINGS):
+        rows = [TensorCoreLessonTest.row("v1", 16), TensorCoreLessonTest.row("v2", 1)]
+        return scoring.lesson_group(self.LESSON, rows, True,
+                                    gate=scoring.fp32_peak_gate(self.LESSON, perf, ceilings))
+
+    def test_beyond_the_peak_earns_the_points(self):
+        self.assertEqual(self.group(self.perf(400000.0)).points, 5.0)
+
+    def test_within_the_peak_fails_every_kernel_and_says_why(self):
+        g = self.group(self.perf(4000.0))
+        self.assertEqual((g.points, [t.passed for t in g.tests]), (0.0, [False, False]))
+        self.assertIn("within this GPU's FP32 peak of 60,000 GFLOP/s", g.tests[0].message)
+
+    def test_not_measured_is_said_not_failed(self):
+        g = self.group(self.perf(0.0, status="not_run"))
+        self.assertEqual((g.points, g.tests, g.unmeasured), (0.0, [], True))
+        g = self.group(self.perf(400000.0), ceilings={"error": "no GPU"})
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("FP32 peak could not be measured", g.tests[0].message)
+        g = self.group(self.perf(0.0, status="failed"))
+        self.assertIn("was not measured", g.tests[0].message)
+
+    def test_no_gate_no_change(self):
+        lesson = config.Lesson("tensor cores", "tensor_cores", 5.0, max=None, min=1)
+        self.assertEqual(scoring.fp32_peak_gate(lesson, None, None), "")
+
+
 class ProfileLessonGroupTest(unittest.TestCase):
     """[[lesson]] entries of a profile counter: one test, from the counters the profile stage
     measured on the benchmark's call; points withheld, and said, where the machine gives none."""
@@ -369,6 +409,18 @@ class ProfileLessonGroupTest(unittest.TestCase):
         self.assertEqual(g.points, 0.0)
         self.assertIn("is not the work that was timed", g.tests[0].message)
         g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_gpu_ms=0.4, **counters),
+                                         correct=True)
+        self.assertEqual(g.points, 5.0)
+
+    def test_a_profiled_call_much_slower_than_the_timed_ones_is_not_the_work(self):
+        # red team round 36: the lesson's kernel shown to the profiler only, held back with
+        # __nanosleep to stay above the floor (3.0x the timed median)
+        counters = dict(prof_dram_read_bytes=1.07e9, prof_dram_write_bytes=0.0, student_ms=0.3)
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_gpu_ms=0.9, **counters),
+                                         correct=True)
+        self.assertEqual(g.points, 0.0)
+        self.assertIn("is not the work that was timed", g.tests[0].message)
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.measured(prof_gpu_ms=0.7, **counters),
                                          correct=True)
         self.assertEqual(g.points, 5.0)
 
