@@ -79,7 +79,10 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False,
     fails if any of its rows does. Nothing is awarded unless `correct` (every correctness test
     passed: a starter's empty kernel has no local memory either), nor when the table was
     `cut_short` (a file of more kernels than the policy lists). `gate`: why the lesson is not
-    met whatever the kernels hold (fp32_peak_gate): every kernel's test fails with it."""
+    met whatever the kernels hold (fp32_peak_gate): every kernel's test fails with it.
+    All or nothing: the points need every kernel's test to pass (the lessons say "every
+    kernel"; shares per kernel let 63 empty kernels never launched carry one that spills, 63/64
+    of the points: a red team's lab 02 file, round 36)."""
     from grader import config, report_text  # imported here: both import what this module does
     group = GroupResult(config.lesson_group_name(lesson), lesson.counter, lesson.points)
     rows = {}
@@ -113,7 +116,7 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False,
             group.tests.append(TestResult(name, "failed", why))
         else:
             group.tests.append(TestResult(name, "passed"))
-    group.points = score_group(group)
+    group.points = group.max_points if all(t.passed for t in group.tests) else 0.0
     return group
 
 
@@ -121,7 +124,7 @@ def lesson_group(lesson, kernels: list, correct: bool, cut_short: bool = False,
 # machine gave no counters at all, whatever the submission did: no permission, or nothing
 # measured, not even the executor's own kernels that fill the call's inputs before any of the
 # student's run (prof_own_kernels 0).
-PROFILE_OK, PROFILE_NO_PERMISSION, PROFILE_TIMED_OUT = 1, 2, 4
+PROFILE_OK, PROFILE_NO_PERMISSION, PROFILE_TIMED_OUT, PROFILE_WRONG_OUTPUT = 1, 2, 4, 6
 # The profiled call's kernels must take at least this share of the timed calls' median (the
 # eight solutions: 0.88x to 1.32x on an H200, ncu flushing caches before the kernels): a call
 # that does less work when profiled than when timed does not.
@@ -162,8 +165,12 @@ def machine_unmeasured(counters: dict) -> str:
     if status == PROFILE_NO_PERMISSION:
         return (f"{report_text.PROFILE_NONE[status]} (run the grader as root, or set the "
                 f"driver's RmProfilingAdminOnly=0: docs/grading.md)")
-    # A profile that did not finish is never the machine's: a submission can make one slow.
-    if status not in (PROFILE_OK, PROFILE_TIMED_OUT) and not counters.get("prof_own_kernels"):
+    # A profile that did not finish is never the machine's: a submission can make one slow. Nor
+    # is a wrong output: the bench judge checks it only after the profiler measured the call.
+    # (Since the stage profiles only the call, prof_own_kernels is 0 on every machine: a red
+    # team's reading, round 36.)
+    if (status not in (PROFILE_OK, PROFILE_TIMED_OUT, PROFILE_WRONG_OUTPUT)
+            and not counters.get("prof_own_kernels")):
         return "the profiler measured no kernel on this machine, not even the grader's own"
     return ""
 

@@ -229,7 +229,7 @@ class LessonGroupTest(unittest.TestCase):
     def test_a_kernel_with_local_memory_fails_and_says_why(self):
         g = scoring.lesson_group(self.LESSON, [self.row("k1"), self.row("k2", stack=64, loads=3,
                                                                         stores=3)], correct=True)
-        self.assertEqual(g.points, 2.5)
+        self.assertEqual(g.points, 0.0)   # all or nothing
         failed = [t for t in g.tests if not t.passed]
         self.assertEqual([t.name for t in failed], ["Lesson.local_memory/k2"])
         self.assertIn("64 B per thread", failed[0].message)
@@ -286,12 +286,20 @@ class TensorCoreLessonTest(unittest.TestCase):
 
     def test_a_kernel_on_the_cuda_cores_fails_and_says_why(self):
         g = scoring.lesson_group(self.LESSON, [self.row("v1", 16), self.row("simt", 0)], True)
-        self.assertEqual(g.points, 2.5)
+        self.assertEqual(g.points, 0.0)   # all or nothing: "every kernel"
         (failed,) = [t for t in g.tests if not t.passed]
         self.assertEqual(failed.name, "Lesson.tensor_cores/simt")
         self.assertIn("no tensor-core instruction", failed.message)
         # A row without the count (an older table) counts none.
         self.assertEqual(scoring.lesson_value("tensor_cores", {"kernel": "k"}), 0)
+
+    def test_kernels_that_pass_do_not_dilute_one_that_fails(self):
+        # red team round 36 (lab 02): 63 empty kernels never launched beside one that spills
+        lesson = config.Lesson("registers", "local_memory", 5.0, max=0)
+        rows = [dict(self.row(f"empty{i}", 0), local_bytes=0) for i in range(63)]
+        rows.append(dict(self.row("tile", 0), local_bytes=64, local_loads=8, local_stores=8))
+        g = scoring.lesson_group(lesson, rows, True)
+        self.assertEqual((len(g.tests), g.passed_count, g.points), (64, 63, 0.0))
 
     def test_a_higher_minimum_and_every_architecture(self):
         lesson = config.Lesson("tensor cores", "tensor_cores", 5.0, max=None, min=8)
@@ -452,6 +460,15 @@ class ProfileLessonGroupTest(unittest.TestCase):
             self.assertFalse(g.unmeasured)
             self.assertEqual([t.status for t in g.tests], ["failed"])
             self.assertIn(why, g.tests[0].message)
+
+    def test_a_wrong_profiled_output_fails_even_with_no_own_kernel_measured(self):
+        # Since the stage profiles only the call, the executor's own kernels are never measured
+        # (prof_own_kernels 0 everywhere); a replay whose output was wrong was measured, and a
+        # submission can make it wrong (red team round 36): failed, never withheld.
+        g = scoring.profile_lesson_group(self.ONE_PASS, self.perf(prof_status=6), correct=True)
+        self.assertFalse(g.unmeasured)
+        self.assertEqual([t.status for t in g.tests], ["failed"])
+        self.assertIn("output was wrong", g.tests[0].message)
 
     def test_a_profile_that_did_not_finish_fails_even_with_nothing_measured(self):
         # A submission can make the replay slow (thousands of kernels, a wait only there):
