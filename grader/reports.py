@@ -576,19 +576,45 @@ def _safe_csv_text(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
+# The race audit's verdict on a submission (grade --race-audit, batch --race-audit-fraction):
+# the bench judge's race_audit counter (1 clean, -1 no verdict), or a benchmark it failed.
+RACE_AUDIT_FAILED = "the race audit"
+
+
+def race_audit_verdict(result: GradeResult) -> str:
+    """'hazards', 'no verdict', 'clean', or '' where no benchmark of `result` was audited."""
+    from grader.bench import RACE_AUDIT_CLEAN, RACE_AUDIT_NO_VERDICT
+    found = set()
+    for lab in result.labs:
+        for p in lab.performance:
+            if p.status == "failed" and RACE_AUDIT_FAILED in (p.message or ""):
+                found.add("hazards")
+            elif p.counters.get("race_audit") == RACE_AUDIT_NO_VERDICT:
+                found.add("no verdict")
+            elif p.counters.get("race_audit") == RACE_AUDIT_CLEAN:
+                found.add("clean")
+    return next((v for v in ("hazards", "no verdict", "clean") if v in found), "")
+
+
 def gradebook(named: list) -> str:
     """CSV, one row per submission: name, total, maximum, status, then per lab (in name order)
-    its points, its groups' and its performance entries'. A lab or part a submission lacks is
-    an empty cell. `named` is [(name, GradeResult)], in the order of the rows."""
+    its points, its groups' and its performance entries'; last, where any submission's
+    benchmarks were audited for races, `race_audit` (race_audit_verdict). A lab or part a
+    submission lacks is an empty cell. `named` is [(name, GradeResult)], in the order of the
+    rows."""
     results = [r for _, r in named]
     cols = _columns(results)
+    audits = [race_audit_verdict(r) for r in results]
+    audited = any(audits)
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["submission", "total", "max_points", "status"] + [c[0] for c in cols])
-    for name, r in named:
+    w.writerow(["submission", "total", "max_points", "status"] + [c[0] for c in cols]
+               + (["race_audit"] if audited else []))
+    for (name, r), audit in zip(named, audits):
         w.writerow([_safe_csv_text(name), points_text(r.points), f"{r.max_points:g}",
                     _safe_csv_text(r.status)]
-                   + [_cell_value(r, lab, kind, part) for _, lab, kind, part in cols])
+                   + [_cell_value(r, lab, kind, part) for _, lab, kind, part in cols]
+                   + ([audit] if audited else []))
     return out.getvalue()
 
 

@@ -437,6 +437,18 @@ class GradebookTest(unittest.TestCase):
         self.assertEqual(rows[3][4:9], ["45.00", "20.00", "25.00", "0.00", ""])
         self.assertEqual(len(rows), 4)
 
+    def test_race_audit_column_only_where_a_submission_was_audited(self):
+        self.assertNotIn("race_audit", self.rows([("a", make_result(reduction_lab()))])[0])
+        clean, racy, slow, plain = (make_result(reduction_lab()) for _ in range(4))
+        clean.labs[0].performance[0].counters["race_audit"] = 1.0
+        slow.labs[0].performance[0].counters["race_audit"] = -1.0
+        perf = racy.labs[0].performance[0]
+        perf.status, perf.message = "failed", ("the race audit (this benchmark's last timed call "
+                                               "replayed under compute-sanitizer racecheck) found")
+        rows = self.rows([("clean", clean), ("racy", racy), ("slow", slow), ("plain", plain)])
+        self.assertEqual(rows[0][-1], "race_audit")
+        self.assertEqual([r[-1] for r in rows[1:]], ["clean", "hazards", "no verdict", ""])
+
     def test_column_order_does_not_depend_on_the_order_of_files(self):
         a, b = make_result(reduction_lab()), make_result(matmul_lab())
         self.assertEqual(self.rows([("a", a), ("b", b)])[0], self.rows([("b", b), ("a", a)])[0])
