@@ -179,6 +179,31 @@ def refuse_slips(folder: Path, subs: list, lab_names: list) -> None:
             f"symbolic links are not submissions)")
 
 
+def refuse_output(out: Path, submissions: Path, repo: Path) -> None:
+    """Stops (GraderError, exit 2) on an output folder that would mix with what is graded: the
+    submissions folder or a folder inside it (a later batch would grade its results/, logs/ and
+    state/ as students, or they would land in a student's folder), or the course repository
+    outside its build/ folder (untracked files among the course's own). `out` and
+    `submissions` as given (compared resolved)."""
+    out_r, subs_r, repo_r = (Path(p).resolve() for p in (out, submissions, repo))
+    beside = subs_r.parent / f"{subs_r.name}-graded"
+    if out_r == subs_r or subs_r in out_r.parents:
+        raise GraderError(
+            f"-o: {out} is {'the submissions folder' if out_r == subs_r else 'inside the submissions folder'} "
+            f"{submissions}: a later batch would grade its results/, logs/ and state/ as "
+            f"students (or they would land in a student's folder); write them beside it, e.g. "
+            f"-o {beside}")
+    if out_r in (subs_r / d for d in ("results", "logs", "state")):
+        raise GraderError(f"-o: {out} holds the submissions folder {submissions} where batch "
+                          f"writes its {subs_r.name}/: write the output elsewhere, e.g. "
+                          f"-o {beside}")
+    if (out_r == repo_r or repo_r in out_r.parents) and not (
+            out_r == repo_r / "build" or (repo_r / "build") in out_r.parents):
+        raise GraderError(f"-o: {out} is inside the course repository {repo_r}: its gradebook, "
+                          f"logs and results would mix with the course's files; write them "
+                          f"outside it (or under its build/ folder)")
+
+
 def parse_shard(text: str) -> tuple:
     """'I/N' -> (I, N), 0 <= I < N (Slurm's array task id and count)."""
     m = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text or "")
@@ -820,6 +845,12 @@ def _finish(r: Running, layout: Layout, timed_out: bool) -> dict:
     outcome, reason = outcome_of(None if timed_out else r.proc.returncode, result, timed_out)
     if result is not None:
         os.replace(r.tmp_result, layout.result(r.sub.name))
+        # The grader's last line named the file it wrote, which batch has just renamed.
+        try:
+            with open(layout.log(r.sub.name), "a", encoding="utf-8") as log:
+                log.write(f"# batch: the results are in {layout.result(r.sub.name)}\n")
+        except OSError:
+            pass
     else:
         try:
             r.tmp_result.unlink()

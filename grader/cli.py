@@ -393,6 +393,7 @@ def cmd_batch(args) -> int:
             raise GraderError(f"--shard: {e}") from None
         subs = batch.shard(subs, index, count)
     batch.refuse_slips(args.submissions, all_subs, api.all_lab_names())
+    batch.refuse_output(args.output, args.submissions, api.REPO)
     try:
         gpus = batch.parse_gpus(args.gpus) if args.gpus else batch.detect_gpus()
     except ValueError as e:

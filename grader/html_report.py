@@ -44,8 +44,16 @@ OK, WARN, BAD = "#2e7d32", "#ef6c00", "#c62828"
 
 
 def install_hint() -> str:
+    """How to install matplotlib for this interpreter: where the system manages its packages
+    (PEP 668: pip refuses there, and scripts/install-deps needs root), the distribution's package."""
+    import os
+    import sysconfig
+    managed = (sys.prefix == sys.base_prefix and os.path.exists(
+        os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))
+    how = ("`apt-get install python3-matplotlib` as root (what `scripts/install-deps` runs)"
+           if managed else f"`scripts/install-deps` or `{sys.executable} -m pip install matplotlib`")
     return (f"the HTML reports need matplotlib, which {sys.executable} cannot import: install it "
-            f"with `scripts/install-deps` or `{sys.executable} -m pip install matplotlib`")
+            f"with {how}")
 
 
 def require_matplotlib():

@@ -360,6 +360,24 @@ class SlipTest(BatchTestCase):
         (self.e.subs / "notes.txt").write_text("x")
         self.assertRefused(self.e.run(), f"no submissions found in {self.e.subs}")
 
+    def test_an_output_folder_that_mixes_with_what_is_graded(self):
+        # red team of new instructors (round 36's trial): -o inside the submissions folder, the
+        # folder itself, a student's folder, or the course repository
+        make_sub(self.e.subs, "alice")
+        beside = f"-o {self.e.tmp / 'subs-graded'}"
+        self.e.out = self.e.subs / "out"
+        self.assertRefused(self.e.run(), "inside the submissions folder", beside)
+        for out, words in ((self.e.subs / "alice", "inside the submissions folder"),
+                           (self.e.subs, "is the submissions folder")):
+            self.e.out = out                                  # folders that exist already
+            proc = self.e.run()
+            self.assertRan(proc, 2)
+            self.assertIn(words, proc.stderr)
+            self.assertEqual(self.e.called(), [])
+            self.assertFalse((out / "results").exists())
+        self.e.out = REPO / "graded"
+        self.assertRefused(self.e.run(), "inside the course repository")
+
     def test_students_named_like_folders_of_the_repository_are_graded(self):
         # A student called "labs" alone is not a repository.
         make_sub(self.e.subs, "labs")
@@ -382,6 +400,9 @@ class ResumeTest(BatchTestCase):
         self.assertEqual(float(book["alice"]["total"]), 150)
         for name in book:
             self.assertTrue((self.e.out / "results" / f"{name}.json").is_file())
+            # the log's last line names the results file batch kept, not the grader's temporary
+            self.assertTrue((self.e.out / "logs" / f"{name}.log").read_text().endswith(
+                f"# batch: the results are in {self.e.out / 'results' / f'{name}.json'}\n"))
             state = json.loads((self.e.out / "state" / f"{name}.json").read_text())
             self.assertEqual(state["outcome"], "graded")
             self.assertEqual(len(state["key"]), 64)
