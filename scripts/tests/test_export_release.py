@@ -420,11 +420,17 @@ class ReadmeTest(unittest.TestCase):
 
     def test_table_is_cut_to_the_chosen_labs(self):
         text, warnings = er.rewrite_readme(self.README, ["05_b"], {"05_b": ["b.cu"]})
-        self.assertNotIn("01_a", text)
+        self.assertNotIn("[01_a]", text)                     # its row is cut
         self.assertIn("| [05_b](labs/05_b/README.md) | b |", text)
         self.assertIn("> **Student release** with lab `05_b`.", text)
+        # the docs' examples name the table's first lab, which this release lacks
+        self.assertIn("> The examples in these docs name lab `01_a` (`python3 -m grader grade 01`",
+                      text)
+        self.assertIn("use `05_b` (`grade 05`)", text)
         self.assertTrue(text.endswith("More.\n"))
         self.assertEqual(warnings, [])
+        text, _ = er.rewrite_readme(self.README, ["01_a"], {"01_a": ["a.cu"]})
+        self.assertNotIn("The examples in these docs", text)
 
     def test_a_chosen_lab_missing_from_the_table_gets_a_row(self):
         text, warnings = er.rewrite_readme(self.README, ["01_a", "07_c"],
