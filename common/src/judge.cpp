@@ -1124,6 +1124,17 @@ Worker::Impl::Replay Worker::Impl::replay(
   return out;
 }
 
+std::vector<std::string> sanitizer_argv(const std::string& sanitizer, const std::string& tool,
+                                        const std::string& report) {
+  std::vector<std::string> argv{sanitizer, "--tool", tool, "--print-limit", "10",
+                                "--error-exitcode", "86", "--show-backtrace", "device",
+                                "--report-api-errors", "no", "--log-file", report};
+  if (tool == "racecheck") {
+    argv.insert(argv.end(), {"--kernel-name-exclude", std::string("regex=") + kHarnessScrubKernels});
+  }
+  return argv;
+}
+
 std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* clean,
                              double max_s) {
   if (clean != nullptr) *clean = false;
@@ -1139,11 +1150,7 @@ std::string Worker::sanitize(const OpCall& call, const std::string& tool, bool* 
   // and hid the kernel's own invalid access.
   const Impl::Replay r = impl_->replay(
       call, flags, tool == "racecheck",
-      [&](const std::string& report) {
-        return std::vector<std::string>{sanitizer, "--tool", tool, "--print-limit", "10",
-                                        "--error-exitcode", "86", "--show-backtrace", "device",
-                                        "--report-api-errors", "no", "--log-file", report};
-      },
+      [&](const std::string& report) { return sanitizer_argv(sanitizer, tool, report); },
       limit_ms);
   const bool planned = !impl_->options.executor.empty() && is_planner(impl_->options.path);
   if (planned && tool == "racecheck" && !r.saved_plan) {

@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -96,6 +98,34 @@ TEST(JudgeHost, ASanitizerThatDoesNotFinishIsNotReadAsHazards) {
   EXPECT_FALSE(clean);
   EXPECT_EQ(found, kSanitizerTimedOut);
   EXPECT_LT(seconds, 10.0);
+}
+
+// Racecheck skips the executor's scrubs, and only them: the names nvcc gives them (its
+// anonymous namespace carries a hash of the file) match, a student's kernel of the same short
+// name, in any namespace the policy lets a submission use, does not.
+TEST(JudgeHost, RacecheckLeavesOutTheHarnessScrubsOnly) {
+  const std::vector<std::string> race = sanitizer_argv("cs", "racecheck", "/r");
+  const auto at = std::find(race.begin(), race.end(), "--kernel-name-exclude");
+  ASSERT_NE(at, race.end());
+  ASSERT_NE(at + 1, race.end());
+  EXPECT_EQ(*(at + 1), std::string("regex=") + kHarnessScrubKernels);
+  EXPECT_EQ(race.front(), "cs");
+  EXPECT_EQ(race[2], "racecheck");
+  const std::vector<std::string> mem = sanitizer_argv("cs", "memcheck", "/r");
+  EXPECT_EQ(std::find(mem.begin(), mem.end(), "--kernel-name-exclude"), mem.end());
+  const std::regex scrubs(kHarnessScrubKernels);
+  for (const char* harness :
+       {"_ZN6labkit47_GLOBAL__N__052bc520_14_device_fill_cu_8b8cb15919scrub_shared_kernelEj",
+        "_ZN6labkit47_GLOBAL__N__052bc520_14_device_fill_cu_8b8cb15918scrub_local_kernelILi1024EEEvv",
+        "_ZN6labkit47_GLOBAL__N__052bc520_14_device_fill_cu_8b8cb159L18scrub_local_kernelILi65536EEEvv"}) {
+    EXPECT_TRUE(std::regex_search(harness, scrubs)) << harness;
+  }
+  for (const char* student :
+       {"_Z19scrub_shared_kernelj", "_ZN12_GLOBAL__N_119scrub_shared_kernelEj",
+        "_ZN2my6labkit19scrub_shared_kernelEj", "scrub_shared_kernel",
+        "_Z1kIN6labkit1XEEvv19scrub_local_kernel", "x_ZN6labkit19scrub_shared_kernelEj"}) {
+    EXPECT_FALSE(std::regex_search(student, scrubs)) << student;
+  }
 }
 
 TEST(JudgeHost, RejectsAReplyWithTheWrongMagic) {

@@ -181,6 +181,18 @@ inline constexpr const char* kRaceReplayWithoutPlan =
 // time left): the call under the tool is too slow, which says nothing of hazards.
 inline constexpr const char* kSanitizerTimedOut = "  (compute-sanitizer did not finish in time)\n";
 
+// compute-sanitizer's command line for `tool` (memcheck, racecheck) writing its report to
+// `report`; the replayed command follows it. Racecheck leaves out the executor's own scrubs
+// (kHarnessScrubKernels): they run before every call, graded or replayed, and write all of
+// every block's shared memory, which under racecheck's tracking took about 1 of a replay's 2.4 s.
+std::vector<std::string> sanitizer_argv(const std::string& sanitizer, const std::string& tool,
+                                        const std::string& report);
+// The mangled names of those scrubs (common/src/device_fill.cu: labkit::(anonymous)::
+// scrub_local_kernel<N>, scrub_shared_kernel), anchored at the name's start. No student kernel
+// can match it: the policy refuses device functions in namespace labkit:: (a mangled name that
+// starts _ZN6labkit is one), grader/policy/device.py, _harness_namespace_violations.
+inline constexpr const char* kHarnessScrubKernels = "^_ZN6labkit.*scrub_(local|shared)_kernel";
+
 // What the profile stage measured of one call (Worker::profile): its kernels' hardware counters
 // from Nsight Compute, summed over the kernels (occupancy: weighted by each kernel's time).
 enum class ProfileStatus : int {
