@@ -344,6 +344,23 @@ def parse_gpus(text: str) -> list:
     return ids
 
 
+def absent_gpus(ids: list) -> list:
+    """Those of `ids` (--gpus) that nvidia-smi says this machine does not have (its answer 6,
+    'No devices were found', to `-i ID`); none where nvidia-smi is missing or cannot answer
+    (no driver): the grading then says what the GPU's absence means."""
+    absent = []
+    for gpu in ids:
+        try:
+            proc = subprocess.run(["nvidia-smi", "-i", gpu, "--query-gpu=uuid",
+                                   "--format=csv,noheader"], capture_output=True, text=True,
+                                  timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return []
+        if proc.returncode == 6:
+            absent.append(gpu)
+    return absent
+
+
 def default_jobs(gpus: list, cpus: int | None = None) -> int:
     """Grader processes at once: three per GPU (one on the GPU, two building), at most one per
     CPU, at least two."""
@@ -880,7 +897,7 @@ def failed_result(name: str, state: dict | None) -> "object":
 
 
 def merge(layout: Layout, names: list | None = None, csv_path: Path | None = None,
-          class_page: Path | None = None, stream=None) -> dict:
+          class_page: Path | None = None, stream=None, command: str = "batch") -> dict:
     """The gradebook (and the class page, where matplotlib is) over every submission of
     `names` (default: every state file under OUT), in name order. Returns {'rows', 'missing',
     'failed', 'refused', 'class_page'}: a refused submission (REFUSED: a link) has a 0 row and
@@ -919,7 +936,7 @@ def merge(layout: Layout, names: list | None = None, csv_path: Path | None = Non
             atomic_write(page, reports.render("class_page", graded), mode=0o666)
         except Exception as e:
             why = e.message if isinstance(e, GraderError) else f"{type(e).__name__}: {e}"
-            print(f"batch: the class page was not written: {why[-500:]}", file=stream)
+            print(f"{command}: the class page was not written: {why[-500:]}", file=stream)
             page = None
     return {"rows": len(named), "csv": str(csv_path), "class_page": str(page) if page else None,
             "missing": missing, "failed": failed, "refused": refused}

@@ -33,10 +33,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"grader: error: {message}\n")
 
 
+# What each command's exit status means (grader/errors.py), printed by --help.
+GRADE_EXIT = ("exit status: 0 graded (whatever the score); 1 the grader could not finish (a "
+              "lab's error, a bug); 2 bad arguments, or the submission's files refused; 3 "
+              "built and checked, but no GPU to run on (no GPU points); 4 a lab did not build "
+              "or its compiled code was refused by the policy (0 for that lab, results still "
+              "written); 130 interrupted.")
+BATCH_EXIT = ("exit status: 0 every submission graded (whatever its score); 1 some grading "
+              "failed (crashed or timed out: listed, and tried again on the next run); 2 bad "
+              "arguments, or a submission refused (a symbolic link); 3 some only built and "
+              "checked, without a GPU; 130 interrupted.")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line's parser: every command and its arguments."""
     p = _Parser(prog="python3 -m grader",
-                description="Build, test and score CUDA lab submissions.")
+                description="Build, test and score CUDA lab submissions.",
+                epilog="`python3 -m grader COMMAND --help` says what each command takes and "
+                       "what its exit status means.")
     p.add_argument("--version", action="version", version=f"grader {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", help="grade a submission (default: your labs/ folder)",
@@ -44,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
                                    "checks the compiled code against the lab's policy, runs the "
                                    "public and hidden tests and the benchmarks in judge "
                                    "processes that start the student's code in a worker of its "
-                                   "own, and scores them.")
+                                   "own, and scores them.",
+                       epilog=GRADE_EXIT)
     grade_args.add_arguments(g)
     r = sub.add_parser("report", help="render reports from results files",
                        description="Renders results files written by `grade` as Gradescope's "
@@ -74,7 +89,8 @@ def _batch_parsers(sub) -> None:
                                    "submission whose graded files have not changed since its "
                                    "last grading is skipped. Writes OUT/results/<name>.json, "
                                    "OUT/gradebook.csv and, with the HTML reports, "
-                                   "OUT/class.html (docs/instructor-guide.md).")
+                                   "OUT/class.html (docs/instructor-guide.md).",
+                       epilog=BATCH_EXIT)
     b.add_argument("submissions", type=Path, metavar="SUBMISSIONS",
                    help="a folder holding one folder per submission")
     b.add_argument("--output", "-o", type=Path, required=True, metavar="OUT",
@@ -398,6 +414,10 @@ def cmd_batch(args) -> int:
         gpus = batch.parse_gpus(args.gpus) if args.gpus else batch.detect_gpus()
     except ValueError as e:
         raise GraderError(str(e)) from None
+    absent = batch.absent_gpus(gpus) if args.gpus else []
+    if absent:
+        raise GraderError(f"--gpus {args.gpus}: this machine has no GPU {', '.join(absent)} "
+                          f"(nvidia-smi -L lists those it has; ids count from 0)")
     jobs = args.jobs or batch.default_jobs(gpus)
     say_secret_unused(args.secret_file)
     opts = batch.Options(labs=labs, configs=configs, jobs=jobs, gpus=gpus,
@@ -459,7 +479,7 @@ def cmd_batch_merge(args) -> int:
     names = None
     if args.submissions is not None:
         names = [s.name for s in batch.discover(args.submissions)]
-    merged = batch.merge(layout, names)
+    merged = batch.merge(layout, names, command="batch-merge")
     print(f"batch-merge: {merged['rows']} submissions, gradebook {merged['csv']}"
           + (f", class page {merged['class_page']}" if merged["class_page"] else ""))
     states = layout.all_states()

@@ -601,9 +601,11 @@ def gradebook(named: list) -> str:
     its points, its groups' and its performance entries'; last, where any submission's
     benchmarks were audited for races, `race_audit` (race_audit_verdict). A lab or part a
     submission lacks is an empty cell. `named` is [(name, GradeResult)], in the order of the
-    rows."""
+    rows. A submission with no lab graded (crashed, timed out, refused, not graded) is out of
+    the same maximum as the others: 0 of it, not 0 of 0."""
     results = [r for _, r in named]
     cols = _columns(results)
+    full = max((r.max_points for r in results), default=0.0)
     audits = [race_audit_verdict(r) for r in results]
     audited = any(audits)
     out = io.StringIO()
@@ -611,7 +613,8 @@ def gradebook(named: list) -> str:
     w.writerow(["submission", "total", "max_points", "status"] + [c[0] for c in cols]
                + (["race_audit"] if audited else []))
     for (name, r), audit in zip(named, audits):
-        w.writerow([_safe_csv_text(name), points_text(r.points), f"{r.max_points:g}",
+        w.writerow([_safe_csv_text(name), points_text(r.points),
+                    f"{r.max_points if r.labs else full:g}",
                     _safe_csv_text(r.status)]
                    + [_cell_value(r, lab, kind, part) for _, lab, kind, part in cols]
                    + ([audit] if audited else []))

@@ -16,13 +16,13 @@
      took.
 The CTest suite itself runs separately (scripts/test: cmake --workflow --preset test).
 
-  python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--shard K/N] [--workers N]
+  python3 scripts/gpu_check.py [--labs LAB ...] [--cases NAME ...] [--shard I/N] [--workers N]
                                [--out DIR] [--case-timeout S] [--repeat-check] [--no-sanitize]
                                [--skip-solutions] [--bench-any]
---shard K/N grades the K-th of N parts of the chosen corpus (every N-th case, by lab and name,
-from the K-th), and the solutions and starters in part 1 only: a corpus too large for one
-device call (labs 02-05 together, lab 05 and 08 together) goes in N calls, the same N parts
-whatever the machine.
+--shard I/N grades part I of N of the chosen corpus, counted from 0 as `batch --shard` and
+Slurm's array ids count (every N-th case, by lab and name, from the I-th), and the solutions
+and starters in part 0 only: a corpus too large for one device call (labs 02-05 together, lab
+05 and 08 together) goes in N calls, the same N parts whatever the machine.
 Exit status 0 when every check holds, 1 otherwise, 2 on bad arguments."""
 
 from __future__ import annotations
@@ -96,19 +96,20 @@ class Case:
 
 
 def parse_shard(text: str) -> tuple:
-    """'K/N' -> (K, N), 1 <= K <= N; ValueError otherwise."""
+    """'I/N' -> (I, N), 0 <= I < N (as `batch --shard`); ValueError otherwise."""
     k, sep, n = text.partition("/")
-    if not sep or not k.isdigit() or not n.isdigit() or not 1 <= int(k) <= int(n):
-        raise ValueError(f"--shard takes K/N with 1 <= K <= N, e.g. 2/3, not {text!r}")
+    if not sep or not k.isdigit() or not n.isdigit() or not 0 <= int(k) < int(n):
+        raise ValueError(f"--shard takes I/N with 0 <= I < N, counted from 0 as batch's "
+                         f"(e.g. 0/3, 1/3, 2/3), not {text!r}")
     return int(k), int(n)
 
 
 def shard_cases(cases: list, k: int, n: int) -> list:
-    """The K-th of N parts of `cases`: every N-th in the order of (lab, name), from the K-th.
+    """Part K (from 0) of N of `cases`: every N-th in the order of (lab, name), from the K-th.
     The parts are disjoint, cover every case, differ in size by at most one, and spread each
     lab's cases (its slow ones too) over all of them."""
     ordered = sorted(cases, key=lambda c: (c.lab, c.name))
-    return ordered[k - 1::n]
+    return ordered[k::n]
 
 
 def load_corpus(labs: list, names: list | None = None) -> list:
@@ -473,9 +474,9 @@ def main(argv=None) -> int:
                     help="only these labs: solutions, starters and corpus (default: all)")
     ap.add_argument("--cases", nargs="+", metavar="NAME",
                     help="only these corpus cases ('case' or 'lab/case')")
-    ap.add_argument("--shard", metavar="K/N",
-                    help="grade the K-th of N parts of the corpus (and the solutions and "
-                         "starters only in part 1)")
+    ap.add_argument("--shard", metavar="I/N",
+                    help="grade part I of N of the corpus, from 0 (0 <= I < N, as batch's "
+                         "--shard); the solutions and starters only in part 0")
     ap.add_argument("--workers", type=int, default=min(8, os.cpu_count() or 1),
                     help="cases graded at once, one build directory each (default: min(8, CPUs))")
     ap.add_argument("--out", type=Path, default=REPO / "build" / "gpu-check",
@@ -512,9 +513,9 @@ def main(argv=None) -> int:
         except ValueError as e:
             ap.error(str(e))
         cases = shard_cases(cases, k, n)
-        args.skip_solutions = args.skip_solutions or k != 1
-        print(f"part {k} of {n}: {len(cases)} corpus cases"
-              + ("" if k == 1 else " (the solutions and starters are graded in part 1)"))
+        args.skip_solutions = args.skip_solutions or k != 0
+        print(f"part {k} of 0-{n - 1}: {len(cases)} corpus cases"
+              + ("" if k == 0 else " (the solutions and starters are graded in part 0)"))
     slot_dirs = [REPO / "build" / f"check-{i}" for i in range(max(1, args.workers))]
     problems = preflight([args.out, *slot_dirs])
     if problems:

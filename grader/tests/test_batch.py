@@ -529,6 +529,20 @@ class GpuWorkersTest(BatchTestCase):
         self.assertTrue(across, "the two GPUs never worked at the same time: not separate "
                                 "workers")
 
+    def test_a_gpu_the_machine_lacks_is_refused_before_anything_runs(self):
+        make_sub(self.e.subs, "s0")
+        path = fake_nvidia_smi(self.e.tmp / "onegpu", {"0": "GPU-aaaa"})
+        proc = self.e.run("--gpus", "0,3", PATH=path)
+        self.assertRan(proc, code=2)
+        self.assertIn("this machine has no GPU 3", proc.stdout + proc.stderr)
+        self.assertNotIn("Traceback", proc.stdout + proc.stderr)
+        self.assertFalse(self.e.gpu_log.exists() and self.e.read(self.e.gpu_log))
+        with unittest.mock.patch.dict(os.environ, {"PATH": path}):
+            self.assertEqual(batch.absent_gpus(["0", "1"]), ["1"])
+        # No nvidia-smi to ask: nothing refused here (the grading says what is missing).
+        with unittest.mock.patch.dict(os.environ, {"PATH": str(self.e.tmp / "empty")}):
+            self.assertEqual(batch.absent_gpus(["7"]), [])
+
     def test_lock_named_after_the_gpus_uuid(self):
         # cgroup-confined GPUs: each Slurm task sees its own GPU as 0; the locks differ.
         locks = self.e.tmp / "locks"
@@ -584,6 +598,8 @@ class FailureTest(BatchTestCase):
         self.assertEqual(book["crash"]["status"], "crashed")
         self.assertEqual(book["hang"]["status"], "timeout")
         self.assertEqual(float(book["hang"]["total"]), 0)
+        # Out of the maximum every other row has: 0 of 200, not 0 of 0.
+        self.assertEqual({float(book[n]["max_points"]) for n in book}, {200.0})
         log = (self.e.out / "logs" / "crash.log").read_text()
         self.assertIn("a fake crash", log)
         summary = json.loads((self.e.out / "summary.json").read_text())

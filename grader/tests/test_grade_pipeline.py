@@ -1522,6 +1522,17 @@ class CliTest(TempDirTest):
         self.assertIn("replay", out)
         self.assertNotIn("--secret-file", out)     # accepted, unused: not offered
         self.assertNotIn("secret", out)
+        # What each exit status means, every one the command can give.
+        flat = " ".join(out.split())
+        for code_text in ("0 graded", "1 the grader could not finish", "2 bad arguments",
+                          "3 built and checked", "4 a lab did not build", "130 interrupted"):
+            self.assertIn(code_text, flat)
+        code, out, _ = self.main(["batch", "--help"])
+        self.assertEqual(code, 0)
+        flat = " ".join(out.split())
+        for code_text in ("0 every submission graded", "1 some grading failed",
+                          "2 bad arguments", "3 some only built"):
+            self.assertIn(code_text, flat)
 
     def test_results_are_written_when_the_build_system_fails(self):
         out_file = self.tmp / "results.json"

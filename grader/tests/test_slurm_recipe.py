@@ -105,6 +105,22 @@ class RecipeTest(unittest.TestCase):
         graded = [json.loads(line)["sub"] for line in self.calls.read_text().splitlines()]
         self.assertEqual(sorted(graded), NAMES, "every submission graded by exactly one task")
 
+    def test_without_slurm_it_says_so_and_creates_nothing(self):
+        bare = self.tmp / "bare-bin"
+        bare.mkdir()
+        for tool in ("bash", "dirname", "sed", "python3"):
+            found = shutil.which(tool)
+            if found:
+                (bare / tool).symlink_to(found)
+        out = self.tmp / "never-made"
+        proc = subprocess.run([str(SUBMIT), str(self.subs), str(out)], cwd=REPO,
+                              env=self.env(PATH=str(bare)), capture_output=True, text=True,
+                              timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn("no sbatch on PATH", proc.stderr)
+        self.assertIn("python3 -m grader batch", proc.stderr)
+        self.assertFalse(out.exists())
+
     def test_with_a_fake_sbatch(self):
         log = self.tmp / "sbatch.jsonl"
         env = self.env(PATH=f"{REPO / 'grader' / 'tests' / 'slurm_fake'}:{os.environ['PATH']}",
