@@ -190,7 +190,7 @@ function(add_cuda_lab)
       if(LABKIT_COMPUTE_SANITIZER)
         list(APPEND test_args --labkit-sanitizer=${LABKIT_COMPUTE_SANITIZER} --labkit-memcheck=0)
       endif()
-      gtest_discover_tests(${lab}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60
+      gtest_discover_tests(${lab}_test TEST_PREFIX "${prefix}:" DISCOVERY_TIMEOUT 60 NO_PRETTY_VALUES
                            EXTRA_ARGS ${test_args}
                            PROPERTIES TIMEOUT 300 LABELS ${kind})
       # A short benchmark run: checks every timed output against the baseline; skips without GPU.

@@ -14,6 +14,7 @@ import datetime
 import importlib
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -754,7 +755,8 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     try:
         hashes.verify(test.target, *workers)
         with timed(lab.stages, "tests: list"):
-            names = gtest.list_tests(test.path)
+            cases: dict = {}
+        names = gtest.list_tests(test.path, cases=cases)
     except judge.TamperedError as e:
         _lab_error(cfg, lab, e.message)
         return False
@@ -778,18 +780,24 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
             _lab_error(cfg, lab, e.message)
             return False
         # A lab of many tests splits them among several judges, side by side (each its own
-        # worker; a test's inputs come from its name, so its verdict does not depend on which).
+        # worker; a test's inputs come from its name, so its verdict does not depend on which),
+        # case by case: every version of a case in one judge, which draws what they share once.
+        # Each judge is given its tests by name (names of letters, digits, '_', '/' and '.' are
+        # patterns that match themselves only); other names: GoogleTest's sharding, test by test.
         shards = test_judges(count)
-        shard_of = gtest.shard_of(names, union, shards)
+        by_name = all(_PLAIN_TEST_NAME.fullmatch(n) for n in names)
+        shard_of = gtest.shard_of(names, union, shards, cases if by_name else None)
 
         def run_shard(index: int) -> gtest.JudgeRun:
-            return gtest.run_judge(test.path, union, sum(1 for s in shard_of.values() if s == index),
+            mine = [n for n, s in shard_of.items() if s == index]
+            exact = shards > 1 and by_name
+            return gtest.run_judge(test.path, ":".join(mine) if exact else union, len(mine),
                                    worker=lab_paths.worker.path, routes=lab_paths.worker_routes,
                                    seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
                                    budget_s=cfg.test_budget_s,
                                    sanitizer=sanitizer, memcheck=sanitize,
                                    memory_lock=gpulock.memory_lock_path(),
-                                   shard=(index, shards) if shards > 1 else None,
+                                   shard=(index, shards) if shards > 1 and not exact else None,
                                    streaks=streaks / "streaks",
                                    no_shared_memory=gtest.no_shared_memory(cfg.policy))
         try:
@@ -826,6 +834,9 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         lab.groups.append(group)
     return True
 
+
+# A test name that, as a GoogleTest filter, matches itself and nothing else.
+_PLAIN_TEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
 
 # Tests per judge before a lab's tests are split among several judges, and the most judges per
 # lab. Measured on an H100 (eight labs at once, 16 cores): lab 06's 114 tests took 27.5 s in one

@@ -57,8 +57,21 @@ def json_test_names(data: dict, status: str | None = None) -> list:
             if status is None or test.get("status") == status]
 
 
-def list_tests(binary: Path, timeout_s: float = 60) -> list:
-    """Full test names ('Suite/Fixture.Test/param') in the binary's order.
+def case_of(name: str, variant: str | None) -> str:
+    """The case a test checks, the same for every version of the lab: its full name less the
+    version ('Sizes/Scan.Matches/v1_naive_f32_n1' of variant 'v1_naive' -> 'Sizes/Scan.Matches/
+    _f32_n1'). A test without a variant (none listed, or its name does not hold it where the
+    judge puts it) is a case of its own."""
+    head, sep, last = name.rpartition("/")
+    if not variant or not sep or not last.startswith(variant):
+        return name
+    return f"{head}/{last[len(variant):]}"
+
+
+def list_tests(binary: Path, timeout_s: float = 60, cases: dict | None = None) -> list:
+    """Full test names ('Suite/Fixture.Test/param') in the binary's order. With `cases`, fills
+    it with each test's case (case_of, from the variant the judge lists as the test's value
+    parameter).
 
     The judge is trusted and starts no worker to list: no student code runs here. Its JSON goes
     to a file in a private directory."""
@@ -75,6 +88,12 @@ def list_tests(binary: Path, timeout_s: float = 60) -> list:
         try:
             data = json.loads(out.read_text(encoding="utf-8"))
             names = json_test_names(data)
+            if cases is not None:
+                for suite in data.get("testsuites", []):
+                    for test in suite.get("testsuite", []):
+                        name = f"{suite['name']}.{test['name']}"
+                        param = test.get("value_param")
+                        cases[name] = case_of(name, param if isinstance(param, str) else None)
         except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError,
                 AttributeError) as e:
             raise RuntimeError(f"could not list the tests of {binary.name}: its JSON listing "
@@ -148,14 +167,21 @@ def judge_command(binary: Path, gtest_filter: str, worker: Path, call_timeout_s:
     return cmd
 
 
-def shard_of(names: list, gtest_filter: str, shards: int) -> dict:
+def shard_of(names: list, gtest_filter: str, shards: int, cases: dict | None = None) -> dict:
     """test name -> the shard (0 .. shards-1) that runs it when `shards` judges split the tests
-    `gtest_filter` selects from `names` (the binary's order, list_tests) by GoogleTest's own
-    sharding (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX): the i-th selected test goes to shard
-    i % shards."""
+    `gtest_filter` selects from `names` (the binary's order, list_tests). Without `cases`, as
+    GoogleTest's own sharding (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX): the i-th selected test
+    goes to shard i % shards. With `cases` (test -> its case, list_tests), the i-th case goes
+    to shard i % shards with every version of it: one judge draws what they share (a matrix,
+    an input) once, where a test each way round drew it in every judge."""
     selected = [n for n in names if matches_filter(n, gtest_filter)
                 and not any(part.startswith("DISABLED_") for part in n.split("."))]
-    return {name: i % shards for i, name in enumerate(selected)}
+    if cases is None:
+        return {name: i % shards for i, name in enumerate(selected)}
+    order: dict = {}
+    for name in selected:
+        order.setdefault(cases.get(name, name), len(order))
+    return {name: order[cases.get(name, name)] % shards for name in selected}
 
 
 def run_judge(binary: Path, gtest_filter: str, expected: int, *, worker: Path, seed: int,

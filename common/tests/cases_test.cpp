@@ -80,16 +80,33 @@ std::vector<std::string> registered_names() {
   return names;
 }
 
+// Case by case, each case's versions in a row (a judge keeps what they share for the next), and
+// each test lists its version as its value parameter (the grader gives a case's versions to one
+// judge: grader/gtest.py, case_of).
 TEST(Cases, EveryVariantTimesEveryCombinationNamedAsParameterizedTests) {
   ASSERT_TRUE(registered);
   EXPECT_EQ(registered_names(),
             (std::vector<std::string>{
-                "Sizes/DemoPublic.Matches/v1_a_f32_n1", "Sizes/DemoPublic.Matches/v1_a_f32_n1025",
-                "Sizes/DemoPublic.Matches/v1_a_i32_n1", "Sizes/DemoPublic.Matches/v1_a_i32_n1025",
-                "Sizes/DemoPublic.Matches/v2_b_f32_n1", "Sizes/DemoPublic.Matches/v2_b_f32_n1025",
-                "Sizes/DemoPublic.Matches/v2_b_i32_n1", "Sizes/DemoPublic.Matches/v2_b_i32_n1025",
+                "Sizes/DemoPublic.Matches/v1_a_f32_n1", "Sizes/DemoPublic.Matches/v2_b_f32_n1",
+                "Sizes/DemoPublic.Matches/v1_a_f32_n1025", "Sizes/DemoPublic.Matches/v2_b_f32_n1025",
+                "Sizes/DemoPublic.Matches/v1_a_i32_n1", "Sizes/DemoPublic.Matches/v2_b_i32_n1",
+                "Sizes/DemoPublic.Matches/v1_a_i32_n1025", "Sizes/DemoPublic.Matches/v2_b_i32_n1025",
                 // scalars are not in the name
                 "Variants/DemoRepeat.Fresh/v1_a", "Variants/DemoRepeat.Fresh/v2_b"}));
+  const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
+  int checked = 0;
+  for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+    const ::testing::TestSuite& suite = *unit.GetTestSuite(i);
+    if (std::string(suite.name()).find("Demo") == std::string::npos) continue;
+    for (int j = 0; j < suite.total_test_count(); ++j) {
+      const ::testing::TestInfo& t = *suite.GetTestInfo(j);
+      ASSERT_NE(t.value_param(), nullptr) << t.name();
+      const std::string name = t.name(), variant = t.value_param();
+      EXPECT_EQ(name.substr(name.rfind('/') + 1, variant.size()), variant) << name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 10);
 }
 
 TEST(Cases, RowsReadTheirValuesAndRefuseWrongOnes) {
@@ -199,8 +216,8 @@ TEST(Cases, APartsLabelFunctionWritesItsNamePart) {
        {{"dtype", {"f32"}, true}, {"n", {"1", "25"}, true}}}};
   EXPECT_EQ(labkit::cases::test_names(suites, {"v1_a", "v2_b"}, labelled_family()),
             (std::vector<std::string>{"Sizes/DemoLabel.Matches/v1_a_f32_x1y",
-                                      "Sizes/DemoLabel.Matches/v1_a_f32_x25y",
                                       "Sizes/DemoLabel.Matches/v2_b_f32_x1y",
+                                      "Sizes/DemoLabel.Matches/v1_a_f32_x25y",
                                       "Sizes/DemoLabel.Matches/v2_b_f32_x25y"}));
   // The prefix family names the same suite the old way.
   EXPECT_EQ(labkit::cases::test_names(suites, {"v1_a"}, demo_family()).back(),
@@ -432,8 +449,8 @@ TEST(SpmvCases, TestsAreNamedByTheirMatrixAsTheCxxTestsWere) {
   EXPECT_EQ(labkit::cases::test_names(suites, {"v1_scalar", "v3_best"}, sp::family(kSpmvLab)),
             (std::vector<std::string>{
                 "Matrices/SpmvPublic.MatchesReference/v1_scalar_powerlaw",
-                "Matrices/SpmvPublic.MatchesReference/v1_scalar_no_entries",
                 "Matrices/SpmvPublic.MatchesReference/v3_best_powerlaw",
+                "Matrices/SpmvPublic.MatchesReference/v1_scalar_no_entries",
                 "Matrices/SpmvPublic.MatchesReference/v3_best_no_entries",
                 "Variants/SpmvPublicStream.LaunchesOnTheGivenStream/v1_scalar",
                 "Variants/SpmvPublicStream.LaunchesOnTheGivenStream/v3_best",

@@ -55,6 +55,35 @@ class ListTestsTest(JudgeTest):
         self.assertEqual(names, [full(t) for t in TESTS])
         self.assertEqual(names[0], "Shapes/MatmulPublic.MatchesCpuReference/v1_naive_M1_N1_K1")
 
+    def test_each_tests_case_comes_from_the_variant_it_lists(self):
+        listed = [("Sizes/ScanPublic", "Matches/v1_naive_f32_n1", "pass", "v1_naive"),
+                  ("Sizes/ScanPublic", "Matches/v2_work_efficient_f32_n1", "pass",
+                   "v2_work_efficient"),
+                  ("Sizes/ScanPublic", "Matches/v1_naive_f32_n9", "pass", "v1_naive"),
+                  ("Variants/ScanStream", "OnTheStream/v1_naive", "pass", "v1_naive"),
+                  ("Variants/ScanStream", "OnTheStream/v2_work_efficient", "pass",
+                   "v2_work_efficient"),
+                  ("Other", "Plain", "pass")]
+        cases = {}
+        names = gtest.list_tests(self.judge(listed), cases=cases)
+        self.assertEqual(names, [f"{t[0]}.{t[1]}" for t in listed])
+        self.assertEqual(cases, {
+            "Sizes/ScanPublic.Matches/v1_naive_f32_n1": "Sizes/ScanPublic.Matches/_f32_n1",
+            "Sizes/ScanPublic.Matches/v2_work_efficient_f32_n1": "Sizes/ScanPublic.Matches/_f32_n1",
+            "Sizes/ScanPublic.Matches/v1_naive_f32_n9": "Sizes/ScanPublic.Matches/_f32_n9",
+            "Variants/ScanStream.OnTheStream/v1_naive": "Variants/ScanStream.OnTheStream/",
+            "Variants/ScanStream.OnTheStream/v2_work_efficient":
+                "Variants/ScanStream.OnTheStream/",
+            "Other.Plain": "Other.Plain"})
+        # A case's versions share one shard; the cases go round the shards in order.
+        shard = gtest.shard_of(names, "*", 2, cases)
+        self.assertEqual([shard[n] for n in names], [0, 0, 1, 0, 0, 1])
+        # Without cases: GoogleTest's own, test by test.
+        self.assertEqual([gtest.shard_of(names, "*", 2)[n] for n in names], [0, 1, 0, 1, 0, 1])
+        # A name that does not hold its variant where the judge puts it is a case of its own.
+        self.assertEqual(gtest.case_of("S.T/v2_x_n1", "v1_naive"), "S.T/v2_x_n1")
+        self.assertEqual(gtest.case_of("S.T", "v1_naive"), "S.T")
+
     def test_listing_runs_in_a_private_dir_with_a_scrubbed_env(self):
         with unittest.mock.patch.dict(os.environ, {"GTEST_FILTER": "nothing", "LD_PRELOAD": "x.so",
                                                    "LABKIT_SEED": "5"}):
