@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "labkit/cuda_check.hpp"
+#include "labkit/device_fill.hpp"
 #include "labkit/gpu.hpp"
 
 namespace labkit {
@@ -31,10 +32,14 @@ double EventTimer::time_ms(const std::function<void()>& work) {
 }
 
 L2Flusher::L2Flusher()
-    : scratch_(std::max<size_t>(2 * gpu_status().l2_bytes, size_t{8} << 20) / sizeof(int)) {}
+    : scratch_(std::max<size_t>(2 * gpu_status().l2_bytes, size_t{8} << 20) / sizeof(int)) {
+  fill_pattern32(scratch_.get(), scratch_.bytes(), 0x5A5A5A5Au, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
 
 void L2Flusher::flush(cudaStream_t stream) {
-  CUDA_CHECK(cudaMemsetAsync(scratch_.get(), 0x5A, scratch_.bytes(), stream));
+  reset_persisting_l2();
+  read_through(scratch_.get(), scratch_.bytes(), stream);
 }
 
 double median(std::vector<double> values) {

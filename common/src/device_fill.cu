@@ -49,6 +49,18 @@ __global__ void to_f64_16_kernel(const uint16_t* in, bool bf16, double* out, siz
 
 __global__ void empty_kernel() {}
 
+// Every 16-byte word of data[0, n) loaded once; the XOR of a thread's words is stored only if it
+// equals a value no flush pattern gives, so that no load is dropped (L2Flusher).
+__global__ void read_through_kernel(const uint4* data, size_t n, uint32_t* sink) {
+  uint32_t acc = 0;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x2545F491u) *sink = acc;
+}
+
 // Counts the 32-bit words of `a` that differ from the generator's (uniform) or from `b`. Every
 // count_* kernel is a tally, not a reduction: each differing element adds 1 on its own (one
 // atomic per mismatch, none in the common case where nothing differs).
@@ -120,6 +132,24 @@ bool device_counts(int& sms, int& threads, int& shared_optin) {
 }  // namespace
 
 void launch_empty_kernel(cudaStream_t stream) { empty_kernel<<<1, 32, 0, stream>>>(); }
+
+void read_through(const void* data, size_t bytes, cudaStream_t stream) {
+  int sms = 0, threads = 0, shared_optin = 0;
+  if (!device_counts(sms, threads, shared_optin)) throw std::runtime_error("no device to flush L2 on");
+  static uint32_t* sink = nullptr;  // where the loads' XOR would go if it ever matched (never read)
+  if (sink == nullptr) CUDA_CHECK(cudaMalloc(&sink, sizeof(uint32_t)));
+  read_through_kernel<<<4 * sms, 256, 0, stream>>>(static_cast<const uint4*>(data), bytes / 16, sink);
+  LABKIT_CHECK_LAUNCH();
+}
+
+void reset_persisting_l2() {
+  const cudaError_t e = cudaCtxResetPersistingL2Cache();
+  if (e == cudaErrorNotSupported) {
+    (void)cudaGetLastError();
+    return;
+  }
+  CUDA_CHECK(e);
+}
 
 bool scrub_local_memory(size_t frame, cudaStream_t stream) {
   size_t stack = 0;

@@ -503,6 +503,10 @@ class Runner {
       set_message(reply, describe(err));
       return reply;
     }
+    // What the call marked persisting in L2 goes back to normal before the judge times the
+    // vendor's kernel (device_fill.hpp: reset_persisting_l2), in this context, where its kernels
+    // ran; the calibration worker does the same, so the judge subtracts its cost.
+    reset_persisting_l2();
     float ms = 0.0f;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
     reply.event_ms = ms;

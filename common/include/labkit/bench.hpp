@@ -57,7 +57,10 @@ class EventTimer {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
-// Writes a buffer twice the size of L2 so the next timed run starts with a cold cache.
+// Before every timed run (the student's call, the vendor's): every persisting line back to
+// normal (reset_persisting_l2), then a read of a buffer twice the size of L2, so that the run
+// starts with a cold cache holding no line of anyone's data and no dirty line to write back
+// (device_fill.hpp: read_through).
 class L2Flusher {
  public:
   L2Flusher();

@@ -42,6 +42,22 @@ void to_f64_16(const void* in, bool bf16, double* out, size_t count, bool square
                cudaStream_t stream);
 // fabs of every element, in place (the benchmark's |A|, |B| for the error bound).
 void abs_f32(float* data, size_t count, cudaStream_t stream);
+// Reads [data, data + bytes) once (16-byte aligned, bytes a multiple of 16) and keeps none of
+// it: the benchmark's L2 flush (L2Flusher), which leaves the cache full of clean lines of its
+// own. A flush that wrote instead left as many dirty lines, whose write-back the next kernel to
+// evict them paid in its window: a kernel that read its input with an evict_first hint evicted
+// none and left the debt to the vendor's kernel timed after it (a 36 MiB read on an H200: 19.6
+// us after a writing flush, 18.1 us with evict_first; 16.3 and 16.5 after this one; red team
+// round 37).
+void read_through(const void* data, size_t bytes, cudaStream_t stream);
+// Every line L2 keeps as persisting (loads or stores with an evict_last policy, an access
+// policy window) back to normal, so that the next flush evicts it: without it a call's kernels
+// kept up to the device's persisting set-aside (11.25 MiB of an H200's 60) of their data in L2
+// through the flush, for their own next call, and away from the vendor's kernel timed after
+// them (red team round 37; 36 MiB read evict_last, flushed, read again: 18.5 us, 20.5 after a
+// reset, 20.8 cold). A reset from any context demotes every context's lines (measured: one
+// from another process did). Where the device has no persisting lines to reset, nothing.
+void reset_persisting_l2();
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
 // and the wait for it are part of every timed call's overhead).
 void launch_empty_kernel(cudaStream_t stream);
