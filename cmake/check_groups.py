@@ -11,10 +11,11 @@ selects nothing would be worth 0 points without a word (a typo in a filter, a re
 in a student release the hidden groups legitimately select nothing, so CMake registers this
 check only where the hidden tests exist.
 
-It also checks the grader's split of a lab's tests among several judges (grade.test_judges):
-the binary is run once per shard with GoogleTest's sharding variables and no GPU visible (every
-test skips at once), and the tests each shard ran must be the ones gtest.shard_of gives it, all
-of them, each once.
+It also checks the grader's split of a lab's tests among several judges (grade.test_judges,
+grade.judge_selections): the binary is run once per judge with that judge's filter (or
+GoogleTest's sharding variables) and no GPU visible (every test skips at once), and the tests
+each judge ran must be the ones gtest.shard_of gives it, all of them, each once, every version
+of a case in one judge.
 
 Exits 0 when all of this holds, 1 naming each group that selects none, each test in no group or
 each test run by another shard than expected, 2 when the lab or the binary cannot be read or run.
@@ -32,14 +33,17 @@ from grader import config, grade, gtest  # noqa: E402
 from grader.errors import GraderError  # noqa: E402
 
 
-def shard_runs(binary: Path, gtest_filter: str, shards: int) -> list:
-    """[the names shard i ran] for i in range(shards), from GoogleTest's JSON output."""
+def shard_runs(binary: Path, selections: list) -> list:
+    """[the names judge i ran] for each (filter, GoogleTest shard or None) of `selections`
+    (grade.judge_selections), from GoogleTest's JSON output."""
     ran = []
+    shards = len(selections)
     with tempfile.TemporaryDirectory() as tmp:
-        for index in range(shards):
+        for index, (gtest_filter, shard) in enumerate(selections):
             out = Path(tmp) / f"shard{index}.json"
-            env = dict(os.environ, GTEST_TOTAL_SHARDS=str(shards), GTEST_SHARD_INDEX=str(index),
-                       CUDA_VISIBLE_DEVICES="-1")
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES="-1")
+            if shard is not None:
+                env.update(GTEST_TOTAL_SHARDS=str(shard[1]), GTEST_SHARD_INDEX=str(shard[0]))
             proc = subprocess.run([str(binary), f"--gtest_filter={gtest_filter}",
                                    f"--gtest_output=json:{out}"], env=env, cwd=tmp,
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
@@ -51,9 +55,9 @@ def shard_runs(binary: Path, gtest_filter: str, shards: int) -> list:
     return ran
 
 
-def shard_mismatches(names: list, gtest_filter: str, ran: list) -> list:
-    """What differs between the shards as run (`ran`) and as the grader expects them."""
-    expected = gtest.shard_of(names, gtest_filter, len(ran))
+def shard_mismatches(expected: dict, ran: list, cases: dict | None = None) -> list:
+    """What differs between the shards as run (`ran`) and as the grader expects them
+    (`expected`: test -> shard); with `cases`, also each case whose versions were split."""
     problems = []
     seen = {}
     for index, tests in enumerate(ran):
@@ -66,6 +70,11 @@ def shard_mismatches(names: list, gtest_filter: str, ran: list) -> list:
                                 f"{expected.get(name)}")
     problems += [f"{name} ran in no shard (the grader expects shard {i})"
                  for name, i in expected.items() if name not in seen]
+    where: dict = {}
+    for name, index in seen.items():
+        where.setdefault((cases or {}).get(name, name), set()).add(index)
+    problems += [f"the versions of {case} ran in shards {sorted(s)}: one judge should run them"
+                 for case, s in where.items() if len(s) > 1]
     return problems
 
 
@@ -88,7 +97,8 @@ def main(argv: list) -> int:
     lab_dir, binary = Path(argv[1]).resolve(), Path(argv[2]).resolve()
     try:
         cfg = config.load_lab_config(lab_dir.parent, lab_dir.name)
-        names = gtest.list_tests(binary)
+        cases: dict = {}
+        names = gtest.list_tests(binary, cases=cases)
     except (GraderError, RuntimeError) as e:
         print(f"check_groups: {getattr(e, 'message', e)}", file=sys.stderr)
         return 2
@@ -114,12 +124,13 @@ def main(argv: list) -> int:
     union = gtest.positive_union([g.filter for g in cfg.groups])
     count = sum(gtest.matches_filter(n, union) for n in names)
     shards = max(2, grade.test_judges(count))   # at least 2: the split is checked on every lab
+    expected, selections = grade.judge_selections(names, cases, union, shards)
     try:
-        ran = shard_runs(binary, union, shards)
+        ran = shard_runs(binary, selections)
     except (OSError, RuntimeError, subprocess.TimeoutExpired, json.JSONDecodeError) as e:
         print(f"check_groups: {e}", file=sys.stderr)
         return 2
-    mismatches = shard_mismatches(names, union, ran)
+    mismatches = shard_mismatches(expected, ran, cases)
     for m in mismatches[:20]:
         print(f"{cfg.name}: {m}")
     if not mismatches:

@@ -785,20 +785,18 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
         # Each judge is given its tests by name (names of letters, digits, '_', '/' and '.' are
         # patterns that match themselves only); other names: GoogleTest's sharding, test by test.
         shards = test_judges(count)
-        by_name = all(_PLAIN_TEST_NAME.fullmatch(n) for n in names)
-        shard_of = gtest.shard_of(names, union, shards, cases if by_name else None)
+        shard_of, selections = judge_selections(names, cases, union, shards)
 
         def run_shard(index: int) -> gtest.JudgeRun:
-            mine = [n for n, s in shard_of.items() if s == index]
-            exact = shards > 1 and by_name
-            return gtest.run_judge(test.path, ":".join(mine) if exact else union, len(mine),
+            gtest_filter, shard = selections[index]
+            return gtest.run_judge(test.path, gtest_filter,
+                                   sum(1 for s in shard_of.values() if s == index),
                                    worker=lab_paths.worker.path, routes=lab_paths.worker_routes,
                                    seed=lab.seed, call_timeout_s=cfg.test_timeout_s,
                                    budget_s=cfg.test_budget_s,
                                    sanitizer=sanitizer, memcheck=sanitize,
                                    memory_lock=gpulock.memory_lock_path(),
-                                   shard=(index, shards) if shards > 1 and not exact else None,
-                                   streaks=streaks / "streaks",
+                                   shard=shard, streaks=streaks / "streaks",
                                    no_shared_memory=gtest.no_shared_memory(cfg.policy))
         try:
             # The lab's judges count each variant's hangs and crashes together (gtest.judge_command).
@@ -837,6 +835,22 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
 
 # A test name that, as a GoogleTest filter, matches itself and nothing else.
 _PLAIN_TEST_NAME = re.compile(r"[A-Za-z0-9_/.]+")
+
+
+def judge_selections(names: list, cases: dict, union: str, shards: int) -> tuple:
+    """How `shards` judges split the tests `union` selects from `names` (the binary's order;
+    `cases`: each test's case, gtest.list_tests): (test -> its judge, gtest.shard_of; [(the
+    filter, GoogleTest's (index, total) or None)] per judge). Case by case, each judge given its
+    tests by name, where every name is a pattern that matches itself only; else GoogleTest's
+    own sharding, test by test, on the whole filter. One judge: the whole filter."""
+    by_name = all(_PLAIN_TEST_NAME.fullmatch(n) for n in names)
+    shard_of = gtest.shard_of(names, union, shards, cases if by_name else None)
+    if shards == 1:
+        return shard_of, [(union, None)]
+    if by_name:
+        return shard_of, [(":".join(n for n, s in shard_of.items() if s == i), None)
+                          for i in range(shards)]
+    return shard_of, [(union, (i, shards)) for i in range(shards)]
 
 # Tests per judge before a lab's tests are split among several judges, and the most judges per
 # lab. Measured on an H100 (eight labs at once, 16 cores): lab 06's 114 tests took 27.5 s in one

@@ -132,6 +132,7 @@ SKIP_LINE = {skip!r}
 WORKER_EVENT = {worker!r}
 LOG = {log!r}              # a file each run appends its argv, seed, env, cwd to (or None)
 LOCK = {lock!r}            # a GPU lock file whose state each run records (or None)
+FILTERING = {filtering!r}  # --gtest_filter honoured (else every test runs)
 SHARDING = {sharding!r}    # GoogleTest's sharding variables honoured (the i-th selected test
                            # runs in shard i % GTEST_TOTAL_SHARDS), as the real judges do
 
@@ -184,7 +185,7 @@ def main():
     count, code, selected, ran = 0, 0, -1, []
     for suite, test, how, *_ in TESTS:
         name = suite + "." + test
-        if not matches(name, flt):
+        if FILTERING and not matches(name, flt):
             continue
         selected += 1
         if selected % shards != shard:
@@ -269,12 +270,14 @@ sys.exit(main())
 
 
 def fake_judge(path: Path, tests: list, log: Path | None = None, lock: Path | None = None,
-               worker_event: dict | None = WORKER_EVENT, sharding: bool = True) -> Path:
+               worker_event: dict | None = WORKER_EVENT, sharding: bool = True,
+               filtering: bool = True) -> Path:
     """A fake test judge. `tests`: [(suite, test, behaviour[, variant]), ...] (see above; the
     variant is listed as the test's value parameter, as the real judges list it). `sharding`
-    False: it runs every selected test whatever GoogleTest's sharding variables say."""
+    False: it runs every selected test whatever GoogleTest's sharding variables say;
+    `filtering` False: every test, whatever its filter says."""
     body = _JUDGE_BODY.format(tests=[list(t) for t in tests], fail=FAIL_MESSAGE, where=WHERE,
-                              skip=SKIP_LINE, sharding=sharding,
+                              skip=SKIP_LINE, sharding=sharding, filtering=filtering,
                               worker=worker_event, log=str(log) if log else None,
                               lock=str(lock) if lock else None)
     return write_executable(path, body)

@@ -67,12 +67,28 @@ class CheckGroupsTest(unittest.TestCase):
         self.assertIn("2 tests split among 2 judges as the grader expects: 1, 1", text)
 
     def test_a_judge_that_splits_its_tests_otherwise_fails(self):
-        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test", TESTS, sharding=False)
+        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test", TESTS, filtering=False)
         rc, text = self.run_check("*ReduceHidden*")
         self.assertEqual(rc, 1, text)
         self.assertIn("Sizes/ReducePublic.MatchesReference/v1_n1 ran in shards 0 and 1", text)
         self.assertIn("Sizes/ReduceHidden.MatchesReference/v1_n3 ran in shard 0, the grader "
                       "expects shard 1", text)
+
+    def test_the_versions_of_a_case_run_in_one_judge(self):
+        listed = [("Sizes/ReducePublic", "MatchesReference/v1_a_n1", "pass", "v1_a"),
+                  ("Sizes/ReducePublic", "MatchesReference/v2_b_n1", "pass", "v2_b"),
+                  ("Sizes/ReduceHidden", "MatchesReference/v1_a_n3", "pass", "v1_a"),
+                  ("Sizes/ReduceHidden", "MatchesReference/v2_b_n3", "pass", "v2_b")]
+        self.judge = fakes.fake_judge(self.tmp / "05_reduction_test", listed)
+        rc, text = self.run_check("*ReduceHidden*")
+        self.assertEqual(rc, 0, text)
+        self.assertIn("4 tests split among 2 judges as the grader expects: 2, 2", text)
+        # What the check says of a split that parts a case's versions.
+        cases = {"A/v1_a_n1": "A/_n1", "A/v2_b_n1": "A/_n1"}
+        problems = check_groups.shard_mismatches({"A/v1_a_n1": 0, "A/v2_b_n1": 1},
+                                                 [["A/v1_a_n1"], ["A/v2_b_n1"]], cases)
+        self.assertEqual(problems, ["the versions of A/_n1 ran in shards [0, 1]: one judge "
+                                    "should run them"])
 
     def test_a_group_that_selects_nothing_fails_and_is_named(self):
         rc, text = self.run_check("*ReduceHiden*")   # the typo the check is for
