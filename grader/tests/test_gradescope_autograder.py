@@ -135,6 +135,31 @@ class RunAutograderTest(unittest.TestCase):
         self.assertEqual(res["score"], 0)
         self.assertIn("exit 127", res["output"])
 
+    def test_no_writable_results_folder_is_said_and_not_a_silent_exit(self):
+        # As an ordinary user trying it with /autograder, or a wrong AUTOGRADER_ROOT: nothing
+        # can be written, so it says so and exits 2 (a file where the folder should be fails
+        # for root as well).
+        blocker = self.root / "blocked"
+        blocker.write_text("a file, not a folder")
+        env = dict(os.environ, AUTOGRADER_ROOT=str(blocker), AUTOGRADER_SOURCE=str(REPO),
+                   LABS_GRADER=f"{sys.executable} {FAKE}", PYTHONPATH=str(REPO))
+        proc = subprocess.run([str(RUN)], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn(f"cannot write the results folder {blocker}/results", proc.stderr)
+        self.assertIn("AUTOGRADER_ROOT", proc.stderr)
+
+    def test_a_missing_source_folder_still_writes_results(self):
+        make_sub(self.root, "submission")
+        env = dict(os.environ, AUTOGRADER_ROOT=str(self.root),
+                   AUTOGRADER_SOURCE=str(self.root / "no-source"),
+                   LABS_GRADER=f"{sys.executable} {FAKE}", PYTHONPATH=str(REPO))
+        proc = subprocess.run([str(RUN)], capture_output=True, text=True, env=env, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        res = json.loads((self.root / "results" / "results.json").read_text())
+        self.assertEqual(res["score"], 0)
+        self.assertIn("source folder", res["output"])
+        self.assertIn("is missing", res["output"])
+
 
 if __name__ == "__main__":
     unittest.main()
