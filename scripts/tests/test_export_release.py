@@ -185,6 +185,26 @@ class ScanTest(unittest.TestCase):
         hits, _ = self.scan()
         self.assertEqual([h[3] for h in hits], ["tests/submissions/99_x/right/x.cu"])
 
+    def test_a_correct_case_keeping_the_starters_unfinished_kernel_is_not_a_hit(self):
+        # A correct submission that left a starter kernel unused, its TODO region as handed out
+        # (placeholders and all): that text is the starter's, in every release.
+        unfinished = ("__global__ void y_kernel(const float* in, float* out, int n) {\n"
+                      "  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                      "  // ---- TODO(student) BEGIN ----\n"
+                      "  (void)in; (void)out; (void)n; (void)i;  // placeholder: remove\n"
+                      "  (void)blockDim; (void)gridDim; (void)threadIdx;  // these lines\n"
+                      "  // ---- TODO(student) END ----\n}\n")
+        write(self.repo, "labs/99_x/x.cu", STARTER + unfinished)
+        write(self.dest, "labs/99_x/x.cu", STARTER + unfinished)
+        write(self.repo, "tests/submissions/99_x/right/x.cu", CORRECT_CASE + unfinished)
+        hits, _ = self.scan()
+        self.assertEqual(hits, [])
+        # The same text in the solution is still a leak where the release holds it elsewhere.
+        write(self.repo, "solutions/99_x/x.cu", SOLUTION + unfinished)
+        write(self.dest, "docs/notes.md", "```cuda\n" + unfinished + "```\n")
+        hits, _ = self.scan()
+        self.assertIn(("docs/notes.md", "solutions/99_x/x.cu"), [(h[0], h[3]) for h in hits])
+
     def test_a_short_body_is_matched_whole(self):
         body = "for (int o = 16; o > 0; o >>= 1) { v += __shfl_down_sync(0xffffffffu, v, o); } return v;"
         write(self.repo, "solutions/99_x/x.cu",
