@@ -9,8 +9,71 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace labkit {
+// The executor's scrubs (scrub_local_memory, scrub_shared_memory), outside any anonymous
+// namespace so that their mangled names are fixed (scrub_kernel_names): racecheck leaves exactly
+// these out of its tracking.
+namespace scrub {
+
+// Zeros over the thread's own stack: a frame of kBytes (the array fills it), written with plain
+// local stores. Two blocks of 1024 threads fit an SM at once (32 registers each at most), so a
+// grid of four per SM covers every warp slot of every SM.
+constexpr int kScrubThreads = 1024;
+
+template <int kBytes>
+__global__ void __launch_bounds__(kScrubThreads, 2) local_kernel() {
+  volatile uint32_t frame[kBytes / 4];
+#pragma unroll 1
+  for (int i = 0; i < kBytes / 4; ++i) frame[i] = 0;
+}
+
+template <int kBytes>
+bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
+  if (frame > static_cast<size_t>(kBytes)) return false;
+  local_kernel<kBytes><<<blocks, kScrubThreads, 0, stream>>>();
+  return true;
+}
+
+// Over all of a block's shared memory: garbage in its dynamic window (a word of `pattern` mixed
+// with its index: no two words alike, no value a kernel can count on, so one that reads shared
+// memory before writing it, a histogram or a tree never zeroed, is wrong in the tests as it
+// would be on any GPU), zeros in its reserved part (%reserved_smem_offset_begin..end, which any
+// kernel can address through the shared window, and which the system's own uses expect clear;
+// those registers exist from sm_80).
+__global__ void shared_kernel(uint32_t pattern) {
+  extern __shared__ uint4 window[];
+  uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
+  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(reserved_begin));
+  asm volatile("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(reserved_end));
+#endif
+  for (uint32_t i = threadIdx.x; i < dynamic_bytes / 16; i += blockDim.x) {
+    const uint32_t w = pattern ^ (i * 0x9E3779B9u);
+    window[i] = make_uint4(w, w * 0x85EBCA6Bu, w ^ 0xC2B2AE35u, ~w);
+  }
+  for (uint32_t at = reserved_begin + 4 * threadIdx.x; at + 4 <= reserved_end;
+       at += 4 * blockDim.x) {
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(0u) : "memory");
+  }
+}
+
+constexpr int kFirstFrame = 10, kLastFrame = 16;  // local frames of 2^10 .. 2^16 bytes
+
+}  // namespace scrub
+
+std::vector<std::string> scrub_kernel_names() {
+  // labkit::scrub::shared_kernel(unsigned int), labkit::scrub::local_kernel<N>()
+  std::vector<std::string> names{"_ZN6labkit5scrub13shared_kernelEj"};
+  for (int bits = scrub::kFirstFrame; bits <= scrub::kLastFrame; ++bits) {
+    names.push_back("_ZN6labkit5scrub12local_kernelILi" + std::to_string(1 << bits) + "EEEvv");
+  }
+  return names;
+}
+
 namespace {
 
 using elementwise::blocks_for;
@@ -72,49 +135,6 @@ __global__ void count_differences_kernel(const uint32_t* a, const uint32_t* b, s
   }
 }
 
-// Zeros over the thread's own stack: a frame of kBytes (the array fills it), written with plain
-// local stores. Two blocks of 1024 threads fit an SM at once (32 registers each at most), so a
-// grid of four per SM covers every warp slot of every SM.
-constexpr int kScrubThreads = 1024;
-
-template <int kBytes>
-__global__ void __launch_bounds__(kScrubThreads, 2) scrub_local_kernel() {
-  volatile uint32_t frame[kBytes / 4];
-#pragma unroll 1
-  for (int i = 0; i < kBytes / 4; ++i) frame[i] = 0;
-}
-
-template <int kBytes>
-bool scrub_with(size_t frame, unsigned blocks, cudaStream_t stream) {
-  if (frame > static_cast<size_t>(kBytes)) return false;
-  scrub_local_kernel<kBytes><<<blocks, kScrubThreads, 0, stream>>>();
-  return true;
-}
-
-// Over all of a block's shared memory: garbage in its dynamic window (a word of `pattern` mixed
-// with its index: no two words alike, no value a kernel can count on, so one that reads shared
-// memory before writing it, a histogram or a tree never zeroed, is wrong in the tests as it
-// would be on any GPU), zeros in its reserved part (%reserved_smem_offset_begin..end, which any
-// kernel can address through the shared window, and which the system's own uses expect clear;
-// those registers exist from sm_80).
-__global__ void scrub_shared_kernel(uint32_t pattern) {
-  extern __shared__ uint4 window[];
-  uint32_t dynamic_bytes = 0, reserved_begin = 0, reserved_end = 0;
-  asm volatile("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic_bytes));
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mov.u32 %0, %%reserved_smem_offset_begin;" : "=r"(reserved_begin));
-  asm volatile("mov.u32 %0, %%reserved_smem_offset_end;" : "=r"(reserved_end));
-#endif
-  for (uint32_t i = threadIdx.x; i < dynamic_bytes / 16; i += blockDim.x) {
-    const uint32_t w = pattern ^ (i * 0x9E3779B9u);
-    window[i] = make_uint4(w, w * 0x85EBCA6Bu, w ^ 0xC2B2AE35u, ~w);
-  }
-  for (uint32_t at = reserved_begin + 4 * threadIdx.x; at + 4 <= reserved_end;
-       at += 4 * blockDim.x) {
-    asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(0u) : "memory");
-  }
-}
-
 bool device_counts(int& sms, int& threads, int& shared_optin) {
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
@@ -161,14 +181,18 @@ bool scrub_local_memory(size_t frame, cudaStream_t stream) {
   }
   frame = std::max(frame, stack);
   const unsigned blocks = static_cast<unsigned>(sms) *
-                          static_cast<unsigned>(std::max(1, threads / kScrubThreads)) * 2;
+                          static_cast<unsigned>(std::max(1, threads / scrub::kScrubThreads)) * 2;
   // Frames of 1 KiB (the default stack) to 64 KiB: a larger frame would make the driver reserve
   // it for every thread the GPU can hold (17 GB at 64 KiB on 132 SMs).
   const bool launched =
-      scrub_with<1 << 10>(frame, blocks, stream) || scrub_with<1 << 11>(frame, blocks, stream) ||
-      scrub_with<1 << 12>(frame, blocks, stream) || scrub_with<1 << 13>(frame, blocks, stream) ||
-      scrub_with<1 << 14>(frame, blocks, stream) || scrub_with<1 << 15>(frame, blocks, stream) ||
-      scrub_with<1 << 16>(frame, blocks, stream);
+      // The frames of scrub::kFirstFrame .. kLastFrame (scrub_kernel_names lists them).
+      scrub::scrub_with<1 << 10>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 11>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 12>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 13>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 14>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 15>(frame, blocks, stream) ||
+      scrub::scrub_with<1 << 16>(frame, blocks, stream);
   return launched && cudaGetLastError() == cudaSuccess;
 }
 
@@ -188,7 +212,7 @@ bool scrub_shared_memory(cudaStream_t stream) {
     return false;
   }
   static const bool opted_in =
-      cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      cudaFuncSetAttribute(scrub::shared_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            shared_optin) == cudaSuccess;
   if (!opted_in) {
     cudaGetLastError();
@@ -205,12 +229,12 @@ bool scrub_shared_memory(cudaStream_t stream) {
     if (last) kib = per_sm_kib;
     const int block = kib * 1024 / 4 - reserved;
     if (block > 0 && block <= shared_optin) {
-      if (cudaFuncSetAttribute(scrub_shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+      if (cudaFuncSetAttribute(scrub::shared_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                (kib * 100 + per_sm_kib - 1) / per_sm_kib) != cudaSuccess) {
         cudaGetLastError();
         return false;
       }
-      scrub_shared_kernel<<<static_cast<unsigned>(sms) * 8, 32, static_cast<size_t>(block),
+      scrub::shared_kernel<<<static_cast<unsigned>(sms) * 8, 32, static_cast<size_t>(block),
                             stream>>>(pattern);
       if (cudaGetLastError() != cudaSuccess) return false;
     }

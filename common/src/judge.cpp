@@ -1130,7 +1130,7 @@ std::vector<std::string> sanitizer_argv(const std::string& sanitizer, const std:
                                 "--error-exitcode", "86", "--show-backtrace", "device",
                                 "--report-api-errors", "no", "--log-file", report};
   if (tool == "racecheck") {
-    argv.insert(argv.end(), {"--kernel-name-exclude", std::string("regex=") + kHarnessScrubKernels});
+    argv.insert(argv.end(), {"--kernel-name-exclude", std::string("regex=") + kScrubKernels});
   }
   return argv;
 }

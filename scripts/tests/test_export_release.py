@@ -729,7 +729,7 @@ class RealReleaseTest(unittest.TestCase):
         # executor's scrub of shared memory between calls, which names a block's shared memory
         # to store zeros over it, and the scrub's test, which leaves a mark there (and nothing
         # else: no barrier, no shuffle).
-        zeroing = {"scrub_shared_kernel", "shared_mark_kernel"}
+        zeroing = {"shared_kernel", "shared_mark_kernel"}   # labkit::scrub::shared_kernel
         for rel in self.files:
             if rel.startswith("common/") and PurePosixPath(rel).suffix in (".cu", ".cuh"):
                 tokens = er.code_tokens((self.dest / rel).read_text())

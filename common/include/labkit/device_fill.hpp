@@ -9,6 +9,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "labkit/protocol.hpp"
 
@@ -61,6 +63,11 @@ void reset_persisting_l2();
 // One block of an empty kernel: the calibration worker's stand-in for a launcher (the launch
 // and the wait for it are part of every timed call's overhead).
 void launch_empty_kernel(cudaStream_t stream);
+// The mangled names of the kernels scrub_local_memory and scrub_shared_memory launch (every
+// instantiation): racecheck leaves exactly these out of its tracking (judge.cpp,
+// sanitizer_argv). No submission can define a kernel of these names: the policy refuses device
+// functions in namespace labkit:: and every C-linkage definition.
+std::vector<std::string> scrub_kernel_names();
 // Clears the local memory (the threads' stacks: spills, local arrays) that any kernel of this
 // context can address: a grid that fills every warp slot of every SM twice over stores zeros
 // over a frame of at least `frame` bytes (the largest frame of the loaded kernels) and the

@@ -183,15 +183,19 @@ inline constexpr const char* kSanitizerTimedOut = "  (compute-sanitizer did not 
 
 // compute-sanitizer's command line for `tool` (memcheck, racecheck) writing its report to
 // `report`; the replayed command follows it. Racecheck leaves out the executor's own scrubs
-// (kHarnessScrubKernels): they run before every call, graded or replayed, and write all of
-// every block's shared memory, which under racecheck's tracking took about 1 of a replay's 2.4 s.
+// (kScrubKernels): they run before every call, graded or replayed, and write all of every
+// block's shared memory, which under racecheck's tracking took about 1 of a replay's 2.4 s on an
+// H200.
 std::vector<std::string> sanitizer_argv(const std::string& sanitizer, const std::string& tool,
                                         const std::string& report);
-// The mangled names of those scrubs (common/src/device_fill.cu: labkit::(anonymous)::
-// scrub_local_kernel<N>, scrub_shared_kernel), anchored at the name's start. No student kernel
-// can match it: the policy refuses device functions in namespace labkit:: (a mangled name that
-// starts _ZN6labkit is one), grader/policy/device.py, _harness_namespace_violations.
-inline constexpr const char* kHarnessScrubKernels = "^_ZN6labkit.*scrub_(local|shared)_kernel";
+// The scrubs' mangled names exactly (device_fill.hpp, scrub_kernel_names: labkit::scrub::
+// shared_kernel(unsigned), labkit::scrub::local_kernel<N>()), anchored at both ends. No student
+// kernel matches it: the policy refuses device functions in namespace labkit:: and C-linkage
+// definitions, and a demangled name, were the tool to match those too, ends in its parameter
+// list. A pattern open at its end took in a plain identifier that starts _ZN6labkit once
+// demangled (red team round 38, 05_reduction/racecheck_demangled_exclude).
+inline constexpr const char* kScrubKernels =
+    "^_ZN6labkit5scrub(13shared_kernelEj|12local_kernelILi[0-9]+EEEvv)$";
 
 // What the profile stage measured of one call (Worker::profile): its kernels' hardware counters
 // from Nsight Compute, summed over the kernels (occupancy: weighted by each kernel's time).
