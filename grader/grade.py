@@ -754,9 +754,9 @@ def test_lab(cfg: LabConfig, lab: LabResult, lab_paths: manifest.LabPaths,
     workers = [w.target for w in lab_paths.workers]
     try:
         hashes.verify(test.target, *workers)
+        cases: dict = {}
         with timed(lab.stages, "tests: list"):
-            cases: dict = {}
-        names = gtest.list_tests(test.path, cases=cases)
+            names = gtest.list_tests(test.path, cases=cases)
     except judge.TamperedError as e:
         _lab_error(cfg, lab, e.message)
         return False
@@ -851,6 +851,7 @@ def judge_selections(names: list, cases: dict, union: str, shards: int) -> tuple
         return shard_of, [(":".join(n for n, s in shard_of.items() if s == i), None)
                           for i in range(shards)]
     return shard_of, [(union, (i, shards)) for i in range(shards)]
+
 
 # Tests per judge before a lab's tests are split among several judges, and the most judges per
 # lab. Measured on an H100 (eight labs at once, 16 cores): lab 06's 114 tests took 27.5 s in one
